@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+// Compiles the Rust addon in release mode and places it at ./bson_rs.node.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const cargo = process.env.CARGO || 'cargo';
+
+if (spawnSync(cargo, ['--version'], { stdio: 'ignore' }).status !== 0) {
+  console.error('bson-rs: cargo was not found; install Rust (https://rustup.rs) to build the native addon.');
+  process.exit(1);
+}
+
+const result = spawnSync(cargo, ['build', '--release', '--package', 'bson-rs'], { cwd: root, stdio: 'inherit' });
+if (result.status !== 0) {
+  console.error('bson-rs: cargo build failed (see above).');
+  process.exit(result.status || 1);
+}
+
+const targetDir = process.env.CARGO_TARGET_DIR || path.join(root, 'target');
+const names = { linux: 'libbson_rs.so', darwin: 'libbson_rs.dylib', win32: 'bson_rs.dll' };
+const built = path.join(targetDir, 'release', names[process.platform] || names.linux);
+const dest = path.join(root, 'bson_rs.node');
+// Copy to a temporary name and rename, so a running process never sees half a file.
+fs.copyFileSync(built, dest + '.tmp');
+fs.renameSync(dest + '.tmp', dest);

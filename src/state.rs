@@ -1,0 +1,84 @@
+//! Per-environment state: scratch buffers shared with JS, the string sink and
+//! the core codec caches. One instance per Node environment (thread).
+
+use napi::sys;
+
+use crate::napi_util::check_msg;
+
+pub const SCRATCH_SLOTS: usize = 6;
+pub const DEC_OPS: usize = 0;
+pub const DEC_NUMS: usize = 1;
+pub const ENC_OPS: usize = 2;
+pub const ENC_NUMS: usize = 3;
+pub const ENC_BYTES: usize = 4;
+pub const ENC_OUT: usize = 5;
+
+/// A JS-owned ArrayBuffer that native code reads or writes during a call.
+pub struct Scratch {
+  ptr: *mut u8,
+  len: usize,
+  reference: sys::napi_ref,
+}
+
+impl Scratch {
+  const fn empty() -> Self {
+    Scratch { ptr: std::ptr::null_mut(), len: 0, reference: std::ptr::null_mut() }
+  }
+
+  pub fn set(&mut self, env: sys::napi_env, value: sys::napi_value) -> Result<(), String> {
+    let mut data = std::ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: napi validates `value` and fails cleanly if it is not an ArrayBuffer.
+    check_msg(unsafe { sys::napi_get_arraybuffer_info(env, value, &mut data, &mut len) }, "setScratch needs an ArrayBuffer")?;
+    let mut reference = std::ptr::null_mut();
+    // SAFETY: a strong reference keeps the buffer (and so `data`) alive until replaced.
+    check_msg(unsafe { sys::napi_create_reference(env, value, 1, &mut reference) }, "napi_create_reference failed")?;
+    if !self.reference.is_null() {
+      // SAFETY: the old reference was created by us in this environment and is released once.
+      unsafe { sys::napi_delete_reference(env, self.reference) };
+    }
+    *self = Scratch { ptr: data.cast(), len, reference };
+    Ok(())
+  }
+
+  /// The buffer's bytes. Only valid during a call from JS (no JS runs
+  /// concurrently on this thread, and the buffer is private to `lib/native.js`).
+  pub fn bytes(&mut self) -> &mut [u8] {
+    if self.ptr.is_null() {
+      return &mut [];
+    }
+    // SAFETY: ptr/len come from napi_get_arraybuffer_info of a buffer we keep
+    // alive by a strong reference; it is never detached (private to bson-rs).
+    unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+  }
+}
+
+pub struct EnvState {
+  pub scratch: [Scratch; SCRATCH_SLOTS],
+  pub sink: sys::napi_ref,
+  pub decoder: bson_rs_core::decode::DecodeCache,
+  pub encoder: bson_rs_core::encode::Encoder,
+}
+
+impl EnvState {
+  pub fn new() -> Self {
+    EnvState {
+      scratch: [const { Scratch::empty() }; SCRATCH_SLOTS],
+      sink: std::ptr::null_mut(),
+      decoder: bson_rs_core::decode::DecodeCache::new(),
+      encoder: bson_rs_core::encode::Encoder::new(),
+    }
+  }
+
+  pub fn set_sink(&mut self, env: sys::napi_env, value: sys::napi_value) -> Result<(), String> {
+    let mut reference = std::ptr::null_mut();
+    // SAFETY: plain reference creation on a value napi handed us.
+    check_msg(unsafe { sys::napi_create_reference(env, value, 1, &mut reference) }, "setSink needs a function")?;
+    if !self.sink.is_null() {
+      // SAFETY: our own reference, released once.
+      unsafe { sys::napi_delete_reference(env, self.sink) };
+    }
+    self.sink = reference;
+    Ok(())
+  }
+}
