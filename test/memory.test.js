@@ -1,0 +1,59 @@
+'use strict';
+// Memory: a million codec calls must not leak. Runs in a child process with
+// --expose-gc so garbage collection can be forced before each measurement.
+//
+// RSS is noisy (allocator caching, V8 heap sizing, lazily committed pages), so
+// the bound is 10% of the warmed-up RSS plus an absolute slack of 8 MiB. A
+// leak of even 16 bytes per call would add ~16 MB over 1,000,000 calls and fail.
+const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const ROOT = path.join(__dirname, '..');
+const CALLS = 1000000;
+const SLACK = 8 * 1024 * 1024;
+
+const CHILD = `
+  const rs = require(${JSON.stringify(ROOT)});
+  const js = require('bson');
+  const doc = { _id: new js.ObjectId('0123456789abcdef01234567'), name: 'memory', n: 42, f: 1.5, ok: true,
+    tags: ['a', 'b', 'é'], when: new Date(0), nested: { x: 1, y: [null, 'z'] }, big: 2n ** 40n, bin: Buffer.from('abc') };
+  const bytes = rs.serialize(doc);
+  const opts = [undefined, { promoteValues: false }, { useBigInt64: true }, { raw: true }, { promoteBuffers: true, bsonRegExp: true }];
+  let sink = 0;
+  const step = i => {
+    switch (i % 3) {
+      case 0: sink += rs.serialize(doc).length; break;
+      case 1: sink += Object.keys(rs.deserialize(bytes, opts[i % opts.length])).length; break;
+      default: sink += rs.calculateObjectSize(doc);
+    }
+  };
+  const settle = () => { for (let k = 0; k < 4; k++) global.gc(); };
+  for (let i = 0; i < 100000; i++) step(i);
+  settle();
+  const before = process.memoryUsage();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < ${CALLS}; i++) step(i);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  settle();
+  const after = process.memoryUsage();
+  console.log(JSON.stringify({ before, after, seconds, sink }));
+`;
+
+describe('memory', () => {
+  it(`${CALLS.toLocaleString('en')} mixed serialize/deserialize/calculateObjectSize calls do not grow RSS (10% + 8 MiB)`, t => {
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', CHILD], { encoding: 'utf8', timeout: 180000 });
+    assert.strictEqual(r.signal, null, `child killed by ${r.signal}\n${r.stderr}`);
+    assert.strictEqual(r.status, 0, r.stderr);
+    const { before, after, seconds } = JSON.parse(r.stdout.trim().split('\n').pop());
+    const mib = n => `${(n / 1048576).toFixed(1)} MiB`;
+    t.diagnostic(`rss ${mib(before.rss)} -> ${mib(after.rss)}, heapUsed ${mib(before.heapUsed)} -> ${mib(after.heapUsed)}, ` +
+      `external ${mib(before.external)} -> ${mib(after.external)}, arrayBuffers ${mib(before.arrayBuffers)} -> ${mib(after.arrayBuffers)}; ` +
+      `${CALLS} calls in ${seconds.toFixed(1)} s`);
+    const limit = before.rss * 1.1 + SLACK;
+    assert.ok(after.rss <= limit, `RSS grew from ${mib(before.rss)} to ${mib(after.rss)} (limit ${mib(limit)})`);
+    assert.ok(after.heapUsed <= before.heapUsed * 1.1 + SLACK, `heapUsed grew from ${mib(before.heapUsed)} to ${mib(after.heapUsed)}`);
+    assert.ok(after.external <= before.external * 1.1 + SLACK, `external memory grew from ${mib(before.external)} to ${mib(after.external)}`);
+  });
+});
