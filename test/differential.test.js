@@ -16,6 +16,7 @@ const {
   canon,
   assertSameValue,
   assertSameBytes,
+  assertSameSerialized,
   assertSameOutcome
 } = require('./support/compare');
 const { todoWhilePlaceholder } = require('./support/placeholder');
@@ -115,7 +116,7 @@ describe('serialize / calculateObjectSize / serializeWithBufferAndIndex on rando
       const ctx = `case ${n} (seed ${SEED}) options ${showOpts(opts)}\ndoc ${show(doc)}`;
 
       const expected = outcome(() => js.serialize(doc, opts));
-      assertSameOutcome(outcome(() => rs.serialize(doc, opts)), expected, `serialize: ${ctx}`, assertSameBytes);
+      assertSameOutcome(outcome(() => rs.serialize(doc, opts)), expected, `serialize: ${ctx}`, assertSameSerialized);
 
       assertSameOutcome(
         outcome(() => rs.calculateObjectSize(doc, opts)),
@@ -376,7 +377,7 @@ describe('serialize: explicit edge cases', () => {
       for (const opts of SERIALIZE_OPTION_SETS) {
         const ctx = `${name} with ${showOpts(opts)}`;
         const expected = outcome(() => js.serialize(doc, opts));
-        assertSameOutcome(outcome(() => rs.serialize(doc, opts)), expected, `serialize ${ctx}`, assertSameBytes);
+        assertSameOutcome(outcome(() => rs.serialize(doc, opts)), expected, `serialize ${ctx}`, assertSameSerialized);
         assertSameOutcome(
           outcome(() => rs.calculateObjectSize(doc, opts)),
           outcome(() => js.calculateObjectSize(doc, opts)),
@@ -511,6 +512,35 @@ describe('deserialize: explicit documents × every option set', () => {
     }
   });
 
+  it('fieldsAsRaw and validation maps are looked up like js-bson (inherited names, numeric indexes, odd map types)', () => {
+    const sub = b.doc(b.el(T.int32, 'x', b.i32(1)));
+    const arrOfDocs = b.arr([T.object, sub], [T.array, b.arr([T.object, sub])]);
+    const bytes = b.doc(
+      ...['constructor', 'toString', '__proto__', 'valueOf', 'hasOwnProperty', 'get', 'size', '0', 'length', 'a'].map(k =>
+        b.el(T.array, k, arrOfDocs)),
+      b.el(T.string, 'constructor2', b.str(BAD_UTF8))
+    );
+    const maps = [{}, { a: true }, { 0: true }, Object.create(null), new Map([['a', true]]), 'a string', ['a'], { toString: true, a: 0 },
+      JSON.parse('{"__proto__": true}')];
+    for (const fieldsAsRaw of maps) {
+      const opts = { fieldsAsRaw };
+      assertSameOutcome(
+        outcome(() => rs.deserialize(Buffer.from(bytes), opts)),
+        outcome(() => js.deserialize(Buffer.from(bytes), opts)),
+        `fieldsAsRaw ${Object.prototype.toString.call(fieldsAsRaw)} ${showOpts(fieldsAsRaw)}`
+      );
+    }
+    for (const utf8 of [{ constructor2: false }, { constructor2: true }, { toString: false }, JSON.parse('{"__proto__": false}'),
+      Object.assign(Object.create({ constructor2: false }), { a: true }), new Map([['a', true]]), ['x'], 'str', 0, null]) {
+      const opts = { validation: { utf8 } };
+      assertSameOutcome(
+        outcome(() => rs.deserialize(Buffer.from(bytes), opts)),
+        outcome(() => js.deserialize(Buffer.from(bytes), opts)),
+        `validation.utf8 ${Object.prototype.toString.call(utf8)} ${showOpts(utf8)}`
+      );
+    }
+  });
+
   it('a Uint8Array subclass and other views as input', () => {
     class MyBytes extends Uint8Array {}
     const inputs = [
@@ -527,6 +557,27 @@ describe('deserialize: explicit documents × every option set', () => {
         );
       }
     }
+  });
+});
+
+describe('results are independent of later calls', () => {
+  it('serialize and deserialize results are not overwritten by later calls (no shared scratch)', () => {
+    const SEED = 0x1dea;
+    const rng = new Rng(SEED);
+    const kept = [];
+    for (let n = 0; n < 200; n++) {
+      const doc = gen.randomDocument(rng, js, 2);
+      const bytes = outcome(() => rs.serialize(doc));
+      const raw = gen.randomRawDocument(rng, 2);
+      const opts = rng.pick([undefined, { promoteBuffers: true }, { raw: true }, { fieldsAsRaw: { arr: true, doc: true } }, { promoteValues: false }]);
+      const value = outcome(() => rs.deserialize(raw, opts));
+      kept.push({ doc, bytes, raw, opts, value });
+    }
+    kept.forEach(({ doc, bytes, raw, opts, value }, n) => {
+      const ctx = `case ${n} (seed ${SEED})`;
+      assertSameOutcome(bytes, outcome(() => js.serialize(doc)), `kept serialize result ${ctx}`, assertSameSerialized);
+      assertSameOutcome(value, outcome(() => js.deserialize(raw, opts)), `kept deserialize result ${ctx} ${showOpts(opts)}`);
+    });
   });
 });
 

@@ -202,6 +202,12 @@ function assertSameBytes(actual, expected, context = '') {
   if (a !== e) assert.fail(`${context}\nbytes differ:\n  actual:   ${clip(a)}\n  expected: ${clip(e)}`);
 }
 
+/** Asserts serialize results are equal bytes and both Buffers (or both not). */
+function assertSameSerialized(actual, expected, context = '') {
+  assertSameBytes(actual, expected, context);
+  assert.strictEqual(Buffer.isBuffer(actual), Buffer.isBuffer(expected), `${context}: Buffer.isBuffer differs`);
+}
+
 /**
  * Asserts two outcomes are the same: both returned (then `compareValues(a, e)`)
  * or both threw the same class of error with the same message.
@@ -240,5 +246,6 @@ module.exports = {
   clip,
   assertSameValue,
   assertSameBytes,
+  assertSameSerialized,
   assertSameOutcome
 };
