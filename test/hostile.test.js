@@ -12,6 +12,7 @@ const js = require('bson');
 const rs = require('..');
 const b = require('./support/bsonbuild');
 const { outcome, assertSameOutcome, assertSameBytes, assertSameValue } = require('./support/compare');
+const { todoWhilePlaceholder } = require('./support/placeholder');
 
 const ROOT = path.join(__dirname, '..');
 const T = b.T;
@@ -425,9 +426,13 @@ describe('lying sizes', () => {
 
 describe('wrong argument types', () => {
   const valid = js.serialize({ a: 1 });
-  const weird = [undefined, null, 0, 123, -1, NaN, 'str', '', true, Symbol('s'), 10n, {}, [], [1, 2], () => 1, new Date(0), /x/,
+  // A fresh set of values for every call: js-bson may mutate what it is given
+  // (e.g. serializeWithBufferAndIndex(doc, aMap) calls aMap.set(...)).
+  const makeWeird = () => [undefined, null, 0, 123, -1, NaN, 'str', '', true, Symbol('s'), 10n, {}, [], [1, 2], () => 1, new Date(0), /x/,
     new ArrayBuffer(0), new ArrayBuffer(5), Buffer.alloc(0), Buffer.alloc(4), new Uint16Array(3), new Map(), new Set([1]),
     new js.Long(5), new js.ObjectId('0123456789abcdef01234567'), Object.create(null), { length: 5 }, new Proxy({}, {})];
+  const weird = makeWeird();
+  const fresh = i => makeWeird()[i];
   const label = v => {
     try {
       return typeof v === 'symbol' ? String(v) : typeof v === 'bigint' ? `${v}n` : `${Object.prototype.toString.call(v)} ${String(v).slice(0, 20)}`;
@@ -437,29 +442,29 @@ describe('wrong argument types', () => {
   };
 
   it('deserialize(x) and deserialize(valid, x)', () => {
-    for (const v of weird) {
-      same(`deserialize(${label(v)})`, c => c.deserialize(v));
-      same(`deserialize(valid, ${label(v)})`, c => c.deserialize(Buffer.from(valid), v));
-    }
+    weird.forEach((v, i) => {
+      same(`deserialize(${label(v)})`, c => c.deserialize(fresh(i)));
+      same(`deserialize(valid, ${label(v)})`, c => c.deserialize(Buffer.from(valid), fresh(i)));
+    });
     same('deserialize()', c => c.deserialize());
   });
 
   it('serialize(x), serialize(doc, x) and calculateObjectSize(x), calculateObjectSize(doc, x)', () => {
-    for (const v of weird) {
-      same(`serialize(${label(v)})`, c => c.serialize(v));
-      same(`serialize(doc, ${label(v)})`, c => c.serialize({ a: 1, u: undefined, f() {} }, v));
-      same(`calculateObjectSize(${label(v)})`, c => c.calculateObjectSize(v), (a, e, ctx) => assert.strictEqual(a, e, ctx));
-      same(`calculateObjectSize(doc, ${label(v)})`, c => c.calculateObjectSize({ a: 1, u: undefined, f() {} }, v), (a, e, ctx) => assert.strictEqual(a, e, ctx));
-    }
+    weird.forEach((v, i) => {
+      same(`serialize(${label(v)})`, c => c.serialize(fresh(i)));
+      same(`serialize(doc, ${label(v)})`, c => c.serialize({ a: 1, u: undefined, f() {} }, fresh(i)));
+      same(`calculateObjectSize(${label(v)})`, c => c.calculateObjectSize(fresh(i)), (a, e, ctx) => assert.strictEqual(a, e, ctx));
+      same(`calculateObjectSize(doc, ${label(v)})`, c => c.calculateObjectSize({ a: 1, u: undefined, f() {} }, fresh(i)), (a, e, ctx) => assert.strictEqual(a, e, ctx));
+    });
     same('serialize()', c => c.serialize());
     same('calculateObjectSize()', c => c.calculateObjectSize());
   });
 
   it('serializeWithBufferAndIndex with odd buffers, indexes and options', () => {
-    for (const v of weird) {
-      same(`serializeWithBufferAndIndex(doc, ${label(v)})`, c => c.serializeWithBufferAndIndex({ a: 1 }, v), (a, e, ctx) => assert.strictEqual(a, e, ctx));
-      same(`serializeWithBufferAndIndex(${label(v)}, buffer)`, c => c.serializeWithBufferAndIndex(v, Buffer.alloc(64)), (a, e, ctx) => assert.strictEqual(a, e, ctx));
-    }
+    weird.forEach((v, i) => {
+      same(`serializeWithBufferAndIndex(doc, ${label(v)})`, c => c.serializeWithBufferAndIndex({ a: 1 }, fresh(i)), (a, e, ctx) => assert.strictEqual(a, e, ctx));
+      same(`serializeWithBufferAndIndex(${label(v)}, buffer)`, c => c.serializeWithBufferAndIndex(fresh(i), Buffer.alloc(64)), (a, e, ctx) => assert.strictEqual(a, e, ctx));
+    });
     for (const index of [-1, 1.5, 60, 64, 1e9, '2', NaN, Infinity]) {
       const bufJs = Buffer.alloc(64, 0xee);
       const bufRs = Buffer.alloc(64, 0xee);
@@ -533,21 +538,32 @@ describe('wrong argument types', () => {
 // Re-entrancy and buffers that change under the codec
 
 describe('re-entrancy and unusual buffers', () => {
-  it('serialize called from a getter and from toBSON (re-entrant) gives js-bson\'s bytes', () => {
+  it('serialize called from a getter and from toBSON (re-entrant) gives the bytes of the values returned', todoWhilePlaceholder(['serialize.js']), t => {
+    // js-bson is NOT re-entrant: a serialize() inside a getter overwrites its shared internal
+    // buffer and corrupts the outer document. bson-rs must produce the correct bytes, i.e.
+    // js-bson's bytes for a document holding the same values computed beforehand.
+    const inner = () => ({ inner: 'x'.repeat(50), n: [1, 2, 3] });
+    const round = () => ({ round: 'trip', d: new Date(5) });
     const make = c => ({
       a: 1,
       get b() {
-        return c.serialize({ inner: 'x'.repeat(50), n: [1, 2, 3] });
+        return c.serialize(inner());
       },
-      t: { toBSON: () => c.deserialize(c.serialize({ round: 'trip', d: new Date(5) })) },
+      t: { toBSON: () => c.deserialize(c.serialize(round())) },
       get c() {
         return c.calculateObjectSize({ z: 1 });
       },
       z: 'end'
     });
-    const expected = js.serialize(make(js));
-    assertSameBytes(rs.serialize(make(rs)), expected, 're-entrant serialize');
-    assert.strictEqual(rs.calculateObjectSize(make(rs)), js.calculateObjectSize(make(js)));
+    const resolved = { a: 1, b: js.serialize(inner()), t: js.deserialize(js.serialize(round())), c: js.calculateObjectSize({ z: 1 }), z: 'end' };
+    const correct = js.serialize(resolved);
+    assertSameBytes(rs.serialize(make(rs)), correct, 're-entrant serialize');
+    assert.strictEqual(rs.calculateObjectSize(make(rs)), correct.length);
+    assert.strictEqual(js.calculateObjectSize(make(js)), correct.length);
+    const jsReentrant = Buffer.from(js.serialize(make(js)));
+    if (!jsReentrant.equals(Buffer.from(correct))) t.diagnostic('js-bson corrupts a document when serialize() is called re-entrantly (expected; bson-rs must not)');
+    // deserialize from inside a getter during serialize, and serialize inside a toBSON during calculateObjectSize
+    assertSameBytes(rs.serialize({ get d() { return rs.deserialize(correct); } }), js.serialize({ d: js.deserialize(correct) }), 'deserialize inside serialize');
   });
 
   it('a getter that mutates the object being serialized', () => {
@@ -564,12 +580,28 @@ describe('re-entrancy and unusual buffers', () => {
     sameCodec('array shrinking under the codec', makeArr);
   });
 
-  it('a Buffer mutated by a later getter during serialization', () => {
-    const make = () => {
+  it('values mutated by a later getter during serialization are written as they were when reached (like js-bson)', () => {
+    sameCodec('mutated Buffer', () => {
       const buf = Buffer.from('abcdef');
       return { buf, get later() { buf.fill(0x7a); return 1; }, again: buf };
-    };
-    sameCodec('mutated buffer', make);
+    });
+    sameCodec('mutated Binary', () => {
+      const bin = new js.Binary(Buffer.from('abcdef'), 0x80);
+      return { bin, get later() { bin.buffer.fill(0x7a); return 1; }, again: bin };
+    });
+    sameCodec('mutated Date', () => {
+      const d = new Date(1000);
+      return { d, get later() { d.setTime(2000); return 1; }, again: d };
+    });
+    sameCodec('mutated Long and ObjectId', () => {
+      const l = new js.Long(1, 2);
+      const oid = new js.ObjectId('0123456789abcdef01234567');
+      return { l, oid, get later() { l.low = 99; oid.buffer.fill(0x7a); return 1; }, again: [l, oid] };
+    });
+    sameCodec('mutated nested object', () => {
+      const o = { x: 1 };
+      return { o, get later() { o.x = 2; o.y = 3; return 1; }, again: o };
+    });
   });
 
   it('detached, resizable and shared buffers', () => {
