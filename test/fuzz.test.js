@@ -118,6 +118,19 @@ function fuzzOptions(rng) {
 }
 
 describe(`fuzz (FUZZ_SEED=${SEED})`, () => {
+  it('self-check: mutations change the bytes, and the checks detect a wrong result', () => {
+    const rng = new Rng(1);
+    let changed = 0;
+    for (let n = 0; n < 200; n++) {
+      const src = sourceDocument(rng);
+      if (!mutate(rng, src).bytes.equals(src)) changed++;
+    }
+    assert.ok(changed > 150, `only ${changed}/200 mutations changed the bytes`);
+    assert.throws(() => checkSameClass(outcome(() => ({ a: 1 })), outcome(() => ({ a: 2 })), 'x'));
+    assert.throws(() => checkSameClass(outcome(() => { throw new Error('e'); }), outcome(() => { throw new js.BSONError('e'); }), 'x'));
+    assert.throws(() => checkSameClass(outcome(() => 1), outcome(() => { throw new js.BSONError('e'); }), 'x'));
+  });
+
   it(`${DOC_CASES} random documents × random options: identical outcome to js-bson`, () => {
     for (let n = 0; n < DOC_CASES; n++) {
       const rng = caseRng(SEED, n);
