@@ -1,0 +1,448 @@
+#!/usr/bin/env node
+'use strict';
+// npm run bench: js-bson vs bson-rs, same process, interleaved.
+//
+// For R rounds, for every document and operation, js-bson and bson-rs are each
+// measured for a fixed time budget with mitata's measure() (which reports the
+// median time per call); which library goes first alternates. Per round the
+// ratio is js-bson time / bson-rs time; the report gives the median over rounds
+// of that ratio and of each library's ops/s and MB/s. A noisy shared machine
+// slows both libraries of a pair alike, so the per-round ratio is far more
+// stable than either absolute time.
+//
+// Environment knobs:
+//   BENCH_ROUNDS  rounds (default 9)
+//   BENCH_TIME    time budget per measurement, ms (default 100; "0.2s" works too)
+//   BENCH_FILTER  regular expression selecting documents by name
+//   BENCH_OPS     regular expression selecting operations
+//   BENCH_MEMORY  0 skips the peak-RSS child processes
+//   BENCH_MEMORY_RUNS  child processes per library (default 3; median reported)
+//   BENCH_CHART   0 skips rendering bench/ratios.svg
+//   BENCH_OUT     results file (default bench/results.json)
+//
+// Output: the table on stdout, progress on stderr, bench/results.json and
+// bench/ratios.svg. Exit code 1 if the libraries disagree on any document
+// (those documents are not timed and not reported).
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const { spawnSync } = require('node:child_process');
+
+const bson = require('bson');
+const bsonRs = require('..');
+const { buildDocuments } = require('./documents');
+const { verifyDocument } = require('./verify');
+const { OPERATIONS, makeBenchFunction, memoryIterations } = require('./workload');
+
+const LIBS = [
+  { key: 'js', name: 'js-bson', api: bson },
+  { key: 'rs', name: 'bson-rs', api: bsonRs }
+];
+
+function parseTime(text, fallbackMs) {
+  if (text === undefined || text === '') return fallbackMs;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(text);
+  if (!m) throw new Error(`BENCH_TIME: cannot parse ${JSON.stringify(text)} (e.g. 100, 100ms, 0.1s)`);
+  return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+}
+
+const env = process.env;
+const SETTINGS = {
+  rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || '9', 10)),
+  timeMs: parseTime(env.BENCH_TIME, 100),
+  filter: env.BENCH_FILTER || null,
+  ops: env.BENCH_OPS || null,
+  memory: env.BENCH_MEMORY !== '0',
+  memoryRuns: Math.max(1, Number.parseInt(env.BENCH_MEMORY_RUNS || '3', 10)),
+  chart: env.BENCH_CHART !== '0'
+};
+// Each measurement is split into samples of about this length (batches of calls
+// for fast operations), so the median over samples is meaningful.
+SETTINGS.sampleTargetMs = Math.min(5, Math.max(0.5, SETTINGS.timeMs / 40));
+// JIT warm-up and per-call time estimate, per library, document and operation.
+SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
+const OUT = env.BENCH_OUT ? path.resolve(env.BENCH_OUT) : path.join(__dirname, 'results.json');
+
+// ---------- progress (stderr) ----------
+const tty = process.stderr.isTTY;
+let lastProgressLen = 0;
+function progress(text, { force = false } = {}) {
+  if (tty) {
+    process.stderr.write(`\r${text}\x1b[K`);
+    lastProgressLen = text.length;
+  } else if (force) {
+    process.stderr.write(`${text}\n`);
+  }
+}
+function progressDone() {
+  if (tty && lastProgressLen) process.stderr.write('\r\x1b[K');
+  lastProgressLen = 0;
+}
+function fmtDuration(sec) {
+  sec = Math.max(0, Math.round(sec));
+  return sec >= 60 ? `${Math.floor(sec / 60)}m${String(sec % 60).padStart(2, '0')}s` : `${sec}s`;
+}
+
+// ---------- stats ----------
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+function geomean(values) {
+  return values.length === 0 ? NaN : Math.exp(values.reduce((a, v) => a + Math.log(v), 0) / values.length);
+}
+
+// A real gc() for mitata to run before each measurement (otherwise it falls
+// back to allocating 1 GiB to provoke one), so neither library pays for the
+// other's garbage.
+function exposeGc() {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc');
+}
+
+function cpuModel() {
+  const cpus = os.cpus();
+  return { model: cpus[0] ? cpus[0].model.trim() : 'unknown', cores: cpus.length };
+}
+
+/** A dependency's version, from the package.json above its entry point (it may not export ./package.json). */
+function packageVersion(name) {
+  let dir = path.dirname(require.resolve(name));
+  for (;;) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === name) return pkg.version;
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return 'unknown';
+    dir = up;
+  }
+}
+
+function isPlaceholder() {
+  return ['serialize', 'deserialize', 'calculateObjectSize'].filter((op) => bsonRs[op] === bson[op]);
+}
+
+// ---------- timing ----------
+function calibrate(fn, ms) {
+  // Runs fn for about `ms` (JIT warm-up) and returns the time per call in ns.
+  const limit = ms * 1e6;
+  let calls = 0;
+  const t0 = process.hrtime.bigint();
+  let elapsed = 0;
+  let step = 1;
+  while (elapsed < limit) {
+    for (let i = 0; i < step; i++) fn();
+    calls += step;
+    elapsed = Number(process.hrtime.bigint() - t0);
+    if (elapsed < limit / 8) step *= 2;
+  }
+  return elapsed / calls;
+}
+
+function mitataOptions(batch, gc) {
+  const opts = {
+    gc,
+    min_cpu_time: SETTINGS.timeMs * 1e6,
+    min_samples: 8,
+    warmup_samples: 2
+  };
+  if (batch > 1) {
+    // Always batch, with our batch size (a multiple of the unroll factor 4).
+    Object.assign(opts, { batch_samples: batch, batch_unroll: 4, batch_threshold: Infinity, warmup_threshold: Infinity });
+  } else {
+    Object.assign(opts, { batch_threshold: -1 });
+  }
+  return opts;
+}
+
+async function main() {
+  const started = Date.now();
+  const { measure } = await import('mitata');
+  const gc = exposeGc();
+  const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
+  const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
+  const operations = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
+
+  const placeholder = isPlaceholder();
+  if (placeholder.length) {
+    process.stderr.write(
+      `note: bson-rs ${placeholder.join(', ')} ${placeholder.length > 1 ? 'are' : 'is'} still js-bson's own function (placeholder build); expect ratios of ~1.0x\n`
+    );
+  }
+
+  // ---------- documents and agreement check ----------
+  const all = buildDocuments(bson).filter((d) => !filter || filter.test(d.name));
+  if (all.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
+  const docs = [];
+  const mismatches = [];
+  for (const d of all) {
+    progress(`checking ${d.name}`);
+    const problems = verifyDocument(bson, bsonRs, d.doc);
+    if (problems.length) {
+      for (const p of problems) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
+      continue;
+    }
+    d.bytes = bson.serialize(d.doc);
+    docs.push(d);
+  }
+  progressDone();
+  for (const m of mismatches) {
+    process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
+  }
+
+  // ---------- benchmark functions, warm-up, batch sizes ----------
+  const cases = []; // one per document x operation
+  for (const d of docs) {
+    for (const op of operations) {
+      const c = { doc: d, op, fns: {}, warmNs: {}, batch: 1 };
+      for (const lib of LIBS) c.fns[lib.key] = makeBenchFunction(lib.api, op, d);
+      cases.push(c);
+    }
+  }
+  const totalMeasures = cases.length * LIBS.length * SETTINGS.rounds;
+  let done = 0;
+  for (const c of cases) {
+    for (const lib of LIBS) {
+      progress(`[warm-up] ${c.op} ${c.doc.name} ${lib.name}`);
+      c.warmNs[lib.key] = calibrate(c.fns[lib.key], SETTINGS.warmupMs);
+    }
+    const fastest = Math.min(c.warmNs.js, c.warmNs.rs);
+    const target = SETTINGS.sampleTargetMs * 1e6;
+    if (fastest * 4 <= target) c.batch = Math.min(4096, Math.max(4, Math.round(target / fastest / 4) * 4));
+  }
+
+  // ---------- rounds ----------
+  const perRound = cases.map(() => ({ js: [], rs: [] })); // ns per call (mitata p50), one per round
+  const roundStart = Date.now();
+  for (let round = 0; round < SETTINGS.rounds; round++) {
+    progress(`[round ${round + 1}/${SETTINGS.rounds}]`, { force: true });
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[i];
+      const order = (round + i) % 2 === 0 ? LIBS : [LIBS[1], LIBS[0]];
+      for (const lib of order) {
+        const elapsed = (Date.now() - roundStart) / 1000;
+        const eta = done ? (elapsed / done) * (totalMeasures - done) : NaN;
+        progress(
+          `[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name} (${lib.name})` +
+            (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : '')
+        );
+        const stats = await measure(c.fns[lib.key], mitataOptions(c.batch, gc));
+        perRound[i][lib.key].push(stats.p50);
+        done++;
+      }
+    }
+  }
+  progressDone();
+
+  // ---------- memory (child processes) ----------
+  let memory = null;
+  if (SETTINGS.memory && docs.length) {
+    // Peak RSS varies by several % between identical runs, so each library's
+    // child runs SETTINGS.memoryRuns times (alternating) and the median counts.
+    const runs = { 'js-bson': [], 'bson-rs': [] };
+    for (let run = 0; run < SETTINGS.memoryRuns; run++) {
+      for (const lib of LIBS) {
+        progress(`[memory ${run + 1}/${SETTINGS.memoryRuns}] ${lib.name} workload in a child process`, { force: true });
+        const child = spawnSync(
+          process.execPath,
+          ['--expose-gc', path.join(__dirname, 'memory.js'), lib.name, operations.join(','), ...docs.map((d) => d.name)],
+          { encoding: 'utf8', maxBuffer: 1 << 20 }
+        );
+        if (child.status !== 0) throw new Error(`memory child for ${lib.name} failed:\n${child.stderr}`);
+        runs[lib.name].push(JSON.parse(child.stdout));
+      }
+    }
+    progressDone();
+    memory = {};
+    for (const name of Object.keys(runs)) {
+      const r = runs[name];
+      memory[name] = {
+        maxRSS: median(r.map((x) => x.maxRSS)),
+        rssBeforeWorkload: median(r.map((x) => x.rssBeforeWorkload)),
+        maxRSSRuns: r.map((x) => x.maxRSS),
+        calls: r[0].calls,
+        workloadMs: median(r.map((x) => x.workloadMs))
+      };
+    }
+    memory.ratio = memory['bson-rs'].maxRSS / memory['js-bson'].maxRSS;
+  }
+
+  // ---------- results ----------
+  const results = cases.map((c, i) => {
+    const { js, rs } = perRound[i];
+    const ratios = js.map((t, r) => t / rs[r]);
+    const bytes = c.doc.bytes.length;
+    const lib = (ns) => {
+      const opsPerSec = ns.map((t) => 1e9 / t);
+      return {
+        opsPerSec: median(opsPerSec),
+        mbPerSec: median(opsPerSec) * bytes / 1e6,
+        nsPerOp: median(ns),
+        nsPerOpRounds: ns.map((t) => Math.round(t * 10) / 10)
+      };
+    };
+    return {
+      document: c.doc.name,
+      operation: c.op,
+      bytes,
+      batch: c.batch,
+      'js-bson': lib(js),
+      'bson-rs': lib(rs),
+      ratio: median(ratios),
+      ratioMin: Math.min(...ratios),
+      ratioMax: Math.max(...ratios),
+      ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000)
+    };
+  });
+  const summary = {};
+  for (const op of operations) {
+    const rows = results.filter((r) => r.operation === op);
+    if (!rows.length) continue;
+    const min = rows.reduce((a, r) => (r.ratio < a.ratio ? r : a));
+    const max = rows.reduce((a, r) => (r.ratio > a.ratio ? r : a));
+    summary[op] = {
+      geomean: geomean(rows.map((r) => r.ratio)),
+      min: { ratio: min.ratio, document: min.document },
+      max: { ratio: max.ratio, document: max.document }
+    };
+  }
+
+  const pkg = require('../package.json');
+  const report = {
+    generated: new Date().toISOString(),
+    machine: {
+      node: process.version,
+      v8: process.versions.v8,
+      platform: `${process.platform} ${os.release()}`,
+      arch: process.arch,
+      cpu: cpuModel(),
+      totalMemoryMiB: Math.round(os.totalmem() / 1048576),
+      loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100)
+    },
+    libraries: {
+      'js-bson': packageVersion('bson'),
+      'bson-rs': pkg.version,
+      placeholderFunctions: placeholder
+    },
+    settings: { ...SETTINGS, mitata: packageVersion('mitata') },
+    method:
+      'Same process, interleaved: per round, each document x operation is measured for js-bson and for bson-rs ' +
+      '(alternating which goes first) with mitata measure() for a fixed time budget after a gc(); the time of a ' +
+      'measurement is the median over its samples. ratio = js-bson time / bson-rs time per round; reported values ' +
+      'are medians over rounds; geomean is over documents. MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes).',
+    documents: docs.map((d) => ({ name: d.name, description: d.description, bytes: d.bytes.length })),
+    results,
+    summary,
+    memory,
+    mismatches,
+    durationSec: Math.round((Date.now() - started) / 1000)
+  };
+  fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+
+  process.stdout.write(formatTable(report));
+  process.stdout.write(`\nresults: ${path.relative(process.cwd(), OUT)}`);
+  if (SETTINGS.chart) {
+    const { writeChart } = require('./chart');
+    const svg = writeChart(report, path.join(path.dirname(OUT), 'ratios.svg'));
+    process.stdout.write(`, chart: ${path.relative(process.cwd(), svg)}`);
+  }
+  process.stdout.write(`  (${fmtDuration(report.durationSec)})\n`);
+  if (mismatches.length) {
+    process.stdout.write(`\n${mismatches.length} mismatch(es); not reported: ${[...new Set(mismatches.map((m) => m.document))].join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+// ---------- table ----------
+function fmtInt(n) {
+  if (!Number.isFinite(n)) return '-';
+  return Math.round(n).toLocaleString('en-US');
+}
+function fmtMB(n) {
+  if (!Number.isFinite(n)) return '-';
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+}
+function fmtRatio(r) {
+  return Number.isFinite(r) ? `${r.toFixed(2)}x` : '-';
+}
+function fmtBytes(n) {
+  if (n >= 1048576) return `${(n / 1048576).toFixed(n % 1048576 ? 2 : 0)} MiB`;
+  if (n >= 10240) return `${Math.round(n / 1024)} KiB`;
+  return `${n} B`;
+}
+function fmtMiB(bytes) {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
+}
+
+function renderTable(header, rows, align) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells.map((c, i) => (align[i] === 'r' ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function formatTable(report) {
+  const out = [];
+  const m = report.machine;
+  out.push(
+    `bson-rs ${report.libraries['bson-rs']} vs js-bson ${report.libraries['js-bson']} · node ${m.node} · ${m.cpu.model} (${m.cpu.cores} cores) · ` +
+      `${report.settings.rounds} rounds x ${report.settings.timeMs} ms`
+  );
+  if (report.libraries.placeholderFunctions.length) {
+    out.push(`NOTE: bson-rs ${report.libraries.placeholderFunctions.join(', ')} = js-bson's own functions (placeholder build)`);
+  }
+  out.push('ratio = js-bson time / bson-rs time (> 1 means bson-rs is faster); medians over rounds; [min-max] over rounds\n');
+  const header = ['document', 'size', 'operation', 'js-bson ops/s', 'bson-rs ops/s', 'js-bson MB/s', 'bson-rs MB/s', 'ratio', '[min-max]'];
+  const align = ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l'];
+  const rows = [];
+  for (const op of Object.keys(report.summary)) {
+    for (const r of report.results.filter((x) => x.operation === op)) {
+      rows.push([
+        r.document,
+        fmtBytes(r.bytes),
+        op,
+        fmtInt(r['js-bson'].opsPerSec),
+        fmtInt(r['bson-rs'].opsPerSec),
+        fmtMB(r['js-bson'].mbPerSec),
+        fmtMB(r['bson-rs'].mbPerSec),
+        fmtRatio(r.ratio),
+        `[${r.ratioMin.toFixed(2)}-${r.ratioMax.toFixed(2)}]`
+      ]);
+    }
+  }
+  out.push(renderTable(header, rows, align));
+  out.push('');
+  const sumRows = Object.entries(report.summary).map(([op, s]) => [
+    op,
+    fmtRatio(s.geomean),
+    `${fmtRatio(s.min.ratio)} (${s.min.document})`,
+    `${fmtRatio(s.max.ratio)} (${s.max.document})`
+  ]);
+  out.push(renderTable(['operation', 'geomean ratio', 'min ratio', 'max ratio'], sumRows, ['l', 'r', 'l', 'l']));
+  if (report.memory) {
+    const js = report.memory['js-bson'];
+    const rs = report.memory['bson-rs'];
+    out.push('');
+    out.push(
+      `peak RSS (same workload, one child process each): js-bson ${fmtMiB(js.maxRSS)}, bson-rs ${fmtMiB(rs.maxRSS)}, ` +
+        `ratio ${report.memory.ratio.toFixed(3)} (target <= 1.10)`
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+module.exports = { formatTable };
+
+if (require.main === module) {
+  main().catch((err) => {
+    progressDone();
+    console.error(err);
+    process.exit(2);
+  });
+}
