@@ -19,7 +19,7 @@ const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 const fmt = (r) => `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
 
 function niceTicks(lo, hi) {
-  const candidates = [0.1, 0.2, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 30, 50, 100];
+  const candidates = [0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 10, 20, 50, 100];
   return candidates.filter((t) => t >= lo * 0.999 && t <= hi * 1.001);
 }
 
@@ -32,24 +32,44 @@ function renderChart(report) {
     return r ? r.ratio : null;
   };
 
+  const labelW = 150;
+  const panelW = 250;
+
   // Shared log scale: at least 0.5x..4x, widened to the data (and targets).
   const values = report.results.map((r) => r.ratio).filter((r) => r > 0 && Number.isFinite(r));
   for (const op of ops) if (TARGETS[op]) values.push(TARGETS[op]);
-  let lo = Math.min(0.5, ...values);
-  let hi = Math.max(4, ...values);
-  lo = [0.5, 0.25, 0.1].find((t) => t <= lo) ?? lo;
-  hi = [4, 5, 10, 20, 50, 100].find((t) => t >= hi * 1.15) ?? hi * 1.15;
+  // The scale is the smallest of a few nice ranges that leaves ~42 px beyond
+  // the extreme bars for their value labels.
+  const vmin = Math.min(1, ...values);
+  const vmax = Math.max(1, ...values);
+  let lo;
+  let hi;
+  const fits = (l, h) => {
+    const px = (v) => ((Math.log(v) - Math.log(l)) / (Math.log(h) - Math.log(l))) * panelW;
+    return px(vmin) >= 42 && panelW - px(vmax) >= 42;
+  };
+  search: for (const h of [4, 5, 10, 20, 50, 100, 1000]) {
+    for (const l of [0.5, 0.25, 0.1, 0.05, 0.01]) {
+      if (fits(l, h)) {
+        lo = l;
+        hi = h;
+        break search;
+      }
+    }
+  }
+  if (lo === undefined) {
+    lo = vmin / 2;
+    hi = vmax * 2;
+  }
   const ticks = niceTicks(lo, hi);
 
-  const labelW = 150;
-  const panelW = 250;
-  const gap = 28;
+  const gap = 44;
   const rowH = 20;
-  const top = 74;
+  const top = 88;
   const rows = docs.length + 1; // + geomean
   const plotH = rows * rowH + 8;
   const width = labelW + ops.length * panelW + (ops.length - 1) * gap + 20;
-  const height = top + plotH + 62;
+  const height = top + plotH + (report.memory ? 70 : 52);
   const x = (panel, r) => {
     const x0 = labelW + panel * (panelW + gap);
     return x0 + ((Math.log(r) - Math.log(lo)) / (Math.log(hi) - Math.log(lo))) * panelW;
@@ -82,17 +102,20 @@ function renderChart(report) {
     const x0 = labelW + p * (panelW + gap);
     const yTop = top;
     const yBot = top + plotH;
-    s.push(`<text x="${x0 + panelW / 2}" y="${top - 14}" text-anchor="middle" font-size="13" font-weight="600" fill="${COLORS.text}">${esc(OP_LABEL[op] || op)}</text>`);
+    s.push(`<text x="${x0 + panelW / 2}" y="${top - 24}" text-anchor="middle" font-size="13" font-weight="600" fill="${COLORS.text}">${esc(OP_LABEL[op] || op)}</text>`);
+    let lastLabel = -Infinity;
     for (const t of ticks) {
       const tx = x(p, t);
       s.push(`<line x1="${tx}" x2="${tx}" y1="${yTop}" y2="${yBot}" stroke="${COLORS.grid}" stroke-width="1"/>`);
+      if (tx - lastLabel < 26 && t !== 1) continue; // too close to the previous label
+      lastLabel = tx;
       s.push(`<text x="${tx}" y="${yBot + 14}" text-anchor="middle" font-size="10.5" fill="${COLORS.muted}">${t}×</text>`);
     }
     const target = TARGETS[op];
     if (target) {
       const tx = x(p, target);
-      s.push(`<line x1="${tx}" x2="${tx}" y1="${yTop - 4}" y2="${yBot}" stroke="${COLORS.target}" stroke-width="1.5" stroke-dasharray="5 3"/>`);
-      s.push(`<text x="${tx + 3}" y="${yTop - 2}" font-size="10.5" fill="${COLORS.target}">target ${target}×</text>`);
+      s.push(`<line x1="${tx}" x2="${tx}" y1="${yTop - 16}" y2="${yBot}" stroke="${COLORS.target}" stroke-width="1.5" stroke-dasharray="5 3"/>`);
+      s.push(`<text x="${tx + 3}" y="${yTop - 6}" font-size="10.5" fill="${COLORS.target}">target ${target}×</text>`);
     }
     const one = x(p, 1);
     const bar = (i, r, color, bold) => {
@@ -105,7 +128,7 @@ function renderChart(report) {
       const right = r >= 1;
       const lx = right ? Math.max(xr, one) + 4 : Math.min(xr, one) - 4;
       s.push(
-        `<text x="${lx.toFixed(1)}" y="${y + h / 2 + 4}" text-anchor="${right ? 'start' : 'end'}" font-size="11"${bold ? ' font-weight="600"' : ''} fill="${COLORS.text}">${fmt(r)}</text>`
+        `<text x="${lx.toFixed(1)}" y="${y + h / 2 + 4}" text-anchor="${right ? 'start' : 'end'}" font-size="11"${bold ? ' font-weight="600"' : ''} fill="${COLORS.text}" stroke="#ffffff" stroke-width="3" paint-order="stroke">${fmt(r)}</text>`
       );
     };
     docs.forEach((doc, i) => {
@@ -118,12 +141,12 @@ function renderChart(report) {
   });
 
   const foot = `Bars start at 1.0× (no difference); right = bson-rs faster, left (red) = slower. Log scale. Dashed green: target.`;
-  s.push(`<text x="16" y="${height - 14}" font-size="11" fill="${COLORS.muted}">${esc(foot)}</text>`);
+  s.push(`<text x="16" y="${top + plotH + 40}" font-size="11" fill="${COLORS.muted}">${esc(foot)}</text>`);
   if (report.memory) {
     const mem =
       `Peak RSS, same workload: js-bson ${(report.memory['js-bson'].maxRSS / 1048576).toFixed(0)} MiB, ` +
       `bson-rs ${(report.memory['bson-rs'].maxRSS / 1048576).toFixed(0)} MiB (×${report.memory.ratio.toFixed(2)}).`;
-    s.push(`<text x="${width - 16}" y="${height - 14}" text-anchor="end" font-size="11" fill="${COLORS.muted}">${esc(mem)}</text>`);
+    s.push(`<text x="16" y="${top + plotH + 58}" font-size="11" fill="${COLORS.muted}">${esc(mem)}</text>`);
   }
   s.push('</svg>');
   return `${s.join('\n')}\n`;
