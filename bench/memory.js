@@ -10,7 +10,7 @@ const [libName, opsArg, ...names] = process.argv.slice(2);
 const api = libName === 'bson-rs' ? require('..') : libName === 'js-bson' ? require('bson') : null;
 if (!api) throw new Error(`unknown library ${libName}`);
 const { buildDocuments } = require('./documents');
-const { makeBenchFunction, memoryIterations } = require('./workload');
+const { makeSampler, memoryIterations } = require('./workload');
 
 const ops = opsArg.split(',');
 const docs = buildDocuments(require('bson')).filter((d) => names.includes(d.name));
@@ -21,9 +21,8 @@ const t0 = process.hrtime.bigint();
 let calls = 0;
 for (const d of docs) {
   for (const op of ops) {
-    const fn = makeBenchFunction(api, op, d);
     const n = memoryIterations(d.bytes.length);
-    for (let i = 0; i < n; i++) fn();
+    makeSampler(api, op, d)(n);
     calls += n;
     if (typeof globalThis.gc === 'function') globalThis.gc();
   }

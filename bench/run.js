@@ -2,17 +2,20 @@
 'use strict';
 // npm run bench: js-bson vs bson-rs, same process, interleaved.
 //
-// For R rounds, for every document and operation, js-bson and bson-rs are each
-// measured for a fixed time budget with mitata's measure() (which reports the
-// median time per call); which library goes first alternates. Per round the
-// ratio is js-bson time / bson-rs time; the report gives the median over rounds
-// of that ratio and of each library's ops/s and MB/s. A noisy shared machine
-// slows both libraries of a pair alike, so the per-round ratio is far more
-// stable than either absolute time.
+// For R rounds, for every document and operation, js-bson and bson-rs are
+// sampled alternately: a ~1 ms sample of one, then of the other (which goes
+// first alternates), until each has had BENCH_TIME. Per round: each library's
+// median time per call, and the median of the per-pair ratios js-bson time /
+// bson-rs time. The report gives medians over rounds. On a shared, noisy
+// machine a burst of load hits neighbouring samples of both libraries alike,
+// and the medians drop the samples it hit hardest. (mitata's measure() was
+// tried first: it times one function for a whole budget, so a burst lands on
+// one library only; with identical code it gave per-round ratios of 0.14-4.8.)
 //
 // Environment knobs:
 //   BENCH_ROUNDS  rounds (default 9)
-//   BENCH_TIME    time budget per measurement, ms (default 100; "0.2s" works too)
+//   BENCH_TIME    time per library, document, operation and round, ms (default 80; "0.1s" works too)
+//   BENCH_SAMPLE  length of one sample, ms (default 1)
 //   BENCH_FILTER  regular expression selecting documents by name
 //   BENCH_OPS     regular expression selecting operations
 //   BENCH_MEMORY  0 skips the peak-RSS child processes
@@ -29,12 +32,13 @@ const path = require('node:path');
 const v8 = require('node:v8');
 const vm = require('node:vm');
 const { spawnSync } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
 
 const bson = require('bson');
 const bsonRs = require('..');
 const { buildDocuments } = require('./documents');
 const { verifyDocument } = require('./verify');
-const { OPERATIONS, makeBenchFunction, memoryIterations } = require('./workload');
+const { OPERATIONS, makeSampler } = require('./workload');
 
 const LIBS = [
   { key: 'js', name: 'js-bson', api: bson },
@@ -51,16 +55,14 @@ function parseTime(text, fallbackMs) {
 const env = process.env;
 const SETTINGS = {
   rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || '9', 10)),
-  timeMs: parseTime(env.BENCH_TIME, 100),
+  timeMs: parseTime(env.BENCH_TIME, 80),
+  sampleMs: parseTime(env.BENCH_SAMPLE, 1),
   filter: env.BENCH_FILTER || null,
   ops: env.BENCH_OPS || null,
   memory: env.BENCH_MEMORY !== '0',
   memoryRuns: Math.max(1, Number.parseInt(env.BENCH_MEMORY_RUNS || '3', 10)),
   chart: env.BENCH_CHART !== '0'
 };
-// Each measurement is split into samples of about this length (batches of calls
-// for fast operations), so the median over samples is meaningful.
-SETTINGS.sampleTargetMs = Math.min(5, Math.max(0.5, SETTINGS.timeMs / 40));
 // JIT warm-up and per-call time estimate, per library, document and operation.
 SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
 const OUT = env.BENCH_OUT ? path.resolve(env.BENCH_OUT) : path.join(__dirname, 'results.json');
@@ -95,9 +97,8 @@ function geomean(values) {
   return values.length === 0 ? NaN : Math.exp(values.reduce((a, v) => a + Math.log(v), 0) / values.length);
 }
 
-// A real gc() for mitata to run before each measurement (otherwise it falls
-// back to allocating 1 GiB to provoke one), so neither library pays for the
-// other's garbage.
+// A real gc() before each document x operation, so it starts from a clean heap
+// rather than with the previous one's garbage.
 function exposeGc() {
   if (typeof globalThis.gc === 'function') return globalThis.gc;
   v8.setFlagsFromString('--expose-gc');
@@ -129,41 +130,53 @@ function isPlaceholder() {
 }
 
 // ---------- timing ----------
-function calibrate(fn, ms) {
-  // Runs fn for about `ms` (JIT warm-up) and returns the time per call in ns.
-  const limit = ms * 1e6;
-  let calls = 0;
-  const t0 = process.hrtime.bigint();
-  let elapsed = 0;
-  let step = 1;
-  while (elapsed < limit) {
-    for (let i = 0; i < step; i++) fn();
-    calls += step;
-    elapsed = Number(process.hrtime.bigint() - t0);
-    if (elapsed < limit / 8) step *= 2;
+/** Runs the sampler for about `ms` (JIT warm-up); returns ns per call of the last (warmest) batch. */
+function warmUp(sampler, ms) {
+  const end = performance.now() + ms;
+  let n = 1;
+  let perCall = sampler(1);
+  while (performance.now() < end) {
+    const ns = sampler(n);
+    perCall = ns / n;
+    if (ns < (ms * 1e6) / 8) n *= 2;
   }
-  return elapsed / calls;
+  return perCall;
 }
 
-function mitataOptions(batch, gc) {
-  const opts = {
-    gc,
-    min_cpu_time: SETTINGS.timeMs * 1e6,
-    min_samples: 8,
-    warmup_samples: 2
-  };
-  if (batch > 1) {
-    // Always batch, with our batch size (a multiple of the unroll factor 4).
-    Object.assign(opts, { batch_samples: batch, batch_unroll: 4, batch_threshold: Infinity, warmup_threshold: Infinity });
-  } else {
-    Object.assign(opts, { batch_threshold: -1 });
+/**
+ * One round of one document x operation: alternating samples of the two
+ * libraries (pairs; which goes first alternates), each sample about
+ * sampleMs long, until both have had timeMs (and at least MIN_PAIRS pairs).
+ * A burst of load from other processes hits neighbouring samples of both
+ * libraries alike, and medians drop the samples it hit hardest.
+ */
+const MIN_PAIRS = 9;
+function measurePair(c, round, gc) {
+  gc();
+  const js = [];
+  const rs = [];
+  const ratios = [];
+  const budget = 2 * SETTINGS.timeMs;
+  const start = performance.now();
+  for (let k = 0; k < 100000 && (k < MIN_PAIRS || performance.now() - start < budget); k++) {
+    let tj;
+    let tr;
+    if ((k + round) % 2 === 0) {
+      tj = c.samplers.js(c.calls.js) / c.calls.js;
+      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
+    } else {
+      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
+      tj = c.samplers.js(c.calls.js) / c.calls.js;
+    }
+    js.push(tj);
+    rs.push(tr);
+    ratios.push(tj / tr);
   }
-  return opts;
+  return { js: median(js), rs: median(rs), ratio: median(ratios), pairs: ratios.length };
 }
 
 async function main() {
   const started = Date.now();
-  const { measure } = await import('mitata');
   const gc = exposeGc();
   const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
   const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
@@ -196,46 +209,39 @@ async function main() {
     process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
   }
 
-  // ---------- benchmark functions, warm-up, batch sizes ----------
+  // ---------- samplers, warm-up, calls per sample ----------
   const cases = []; // one per document x operation
   for (const d of docs) {
     for (const op of operations) {
-      const c = { doc: d, op, fns: {}, warmNs: {}, batch: 1 };
-      for (const lib of LIBS) c.fns[lib.key] = makeBenchFunction(lib.api, op, d);
+      const c = { doc: d, op, samplers: {}, warmNs: {}, calls: {} };
+      for (const lib of LIBS) c.samplers[lib.key] = makeSampler(lib.api, op, d);
       cases.push(c);
     }
   }
-  const totalMeasures = cases.length * LIBS.length * SETTINGS.rounds;
-  let done = 0;
   for (const c of cases) {
     for (const lib of LIBS) {
-      progress(`[warm-up] ${c.op} ${c.doc.name} ${lib.name}`);
-      c.warmNs[lib.key] = calibrate(c.fns[lib.key], SETTINGS.warmupMs);
+      progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
+      const ns = warmUp(c.samplers[lib.key], SETTINGS.warmupMs);
+      c.warmNs[lib.key] = ns;
+      c.calls[lib.key] = Math.max(1, Math.round((SETTINGS.sampleMs * 1e6) / ns));
     }
-    const fastest = Math.min(c.warmNs.js, c.warmNs.rs);
-    const target = SETTINGS.sampleTargetMs * 1e6;
-    if (fastest * 4 <= target) c.batch = Math.min(4096, Math.max(4, Math.round(target / fastest / 4) * 4));
   }
+  progressDone();
 
   // ---------- rounds ----------
-  const perRound = cases.map(() => ({ js: [], rs: [] })); // ns per call (mitata p50), one per round
-  const roundStart = Date.now();
+  const perRound = cases.map(() => []); // one measurePair() result per round
+  const total = cases.length * SETTINGS.rounds;
+  let done = 0;
+  const roundsStart = performance.now();
   for (let round = 0; round < SETTINGS.rounds; round++) {
     progress(`[round ${round + 1}/${SETTINGS.rounds}]`, { force: true });
     for (let i = 0; i < cases.length; i++) {
       const c = cases[i];
-      const order = (round + i) % 2 === 0 ? LIBS : [LIBS[1], LIBS[0]];
-      for (const lib of order) {
-        const elapsed = (Date.now() - roundStart) / 1000;
-        const eta = done ? (elapsed / done) * (totalMeasures - done) : NaN;
-        progress(
-          `[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name} (${lib.name})` +
-            (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : '')
-        );
-        const stats = await measure(c.fns[lib.key], mitataOptions(c.batch, gc));
-        perRound[i][lib.key].push(stats.p50);
-        done++;
-      }
+      const elapsed = (performance.now() - roundsStart) / 1000;
+      const eta = done ? (elapsed / done) * (total - done) : NaN;
+      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
+      perRound[i].push(measurePair(c, (round + i) % 2, gc));
+      done++;
     }
   }
   progressDone();
@@ -275,29 +281,31 @@ async function main() {
 
   // ---------- results ----------
   const results = cases.map((c, i) => {
-    const { js, rs } = perRound[i];
-    const ratios = js.map((t, r) => t / rs[r]);
+    const rounds = perRound[i];
+    const ratios = rounds.map((r) => r.ratio);
     const bytes = c.doc.bytes.length;
-    const lib = (ns) => {
-      const opsPerSec = ns.map((t) => 1e9 / t);
+    const lib = (key) => {
+      const ns = rounds.map((r) => r[key]);
+      const opsPerSec = median(ns.map((t) => 1e9 / t));
       return {
-        opsPerSec: median(opsPerSec),
-        mbPerSec: median(opsPerSec) * bytes / 1e6,
+        opsPerSec,
+        mbPerSec: (opsPerSec * bytes) / 1e6,
         nsPerOp: median(ns),
-        nsPerOpRounds: ns.map((t) => Math.round(t * 10) / 10)
+        nsPerOpRounds: ns.map((t) => Math.round(t * 10) / 10),
+        callsPerSample: c.calls[key]
       };
     };
     return {
       document: c.doc.name,
       operation: c.op,
       bytes,
-      batch: c.batch,
-      'js-bson': lib(js),
-      'bson-rs': lib(rs),
+      'js-bson': lib('js'),
+      'bson-rs': lib('rs'),
       ratio: median(ratios),
       ratioMin: Math.min(...ratios),
       ratioMax: Math.max(...ratios),
-      ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000)
+      ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000),
+      pairsPerRound: median(rounds.map((r) => r.pairs))
     };
   });
   const summary = {};
@@ -330,12 +338,13 @@ async function main() {
       'bson-rs': pkg.version,
       placeholderFunctions: placeholder
     },
-    settings: { ...SETTINGS, mitata: packageVersion('mitata') },
+    settings: { ...SETTINGS },
     method:
-      'Same process, interleaved: per round, each document x operation is measured for js-bson and for bson-rs ' +
-      '(alternating which goes first) with mitata measure() for a fixed time budget after a gc(); the time of a ' +
-      'measurement is the median over its samples. ratio = js-bson time / bson-rs time per round; reported values ' +
-      'are medians over rounds; geomean is over documents. MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes).',
+      'Same process, same inputs. Per round and document x operation (after a gc()), js-bson and bson-rs are sampled ' +
+      `alternately (pairs, alternating which goes first), each sample ~${SETTINGS.sampleMs} ms of back-to-back calls, ` +
+      `until each library has had ${SETTINGS.timeMs} ms. Round values: median ns/call of each library and median of the ` +
+      'per-pair ratios js-bson time / bson-rs time. Reported: medians over rounds; geomean over documents. ' +
+      'MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes).',
     documents: docs.map((d) => ({ name: d.name, description: d.description, bytes: d.bytes.length })),
     results,
     summary,
@@ -352,6 +361,8 @@ async function main() {
     const svg = writeChart(report, path.join(path.dirname(OUT), 'ratios.svg'));
     process.stdout.write(`, chart: ${path.relative(process.cwd(), svg)}`);
   }
+  fs.writeFileSync(path.join(path.dirname(OUT), 'results.md'), require('./report').renderMarkdown(report));
+  process.stdout.write(`, markdown: ${path.relative(process.cwd(), path.join(path.dirname(OUT), 'results.md'))}`);
   process.stdout.write(`  (${fmtDuration(report.durationSec)})\n`);
   if (mismatches.length) {
     process.stdout.write(`\n${mismatches.length} mismatch(es); not reported: ${[...new Set(mismatches.map((m) => m.document))].join(', ')}\n`);

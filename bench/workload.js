@@ -1,29 +1,40 @@
 'use strict';
 // What is timed (run.js) and what the peak-RSS children run (memory.js).
+const { performance } = require('node:perf_hooks');
+
 const OPERATIONS = ['deserialize', 'serialize', 'calculateObjectSize'];
 
 /**
- * A fresh zero-argument function calling `api[op]` with default options on the
- * document (serialize, calculateObjectSize) or on its BSON bytes (deserialize).
- * Each function has its own code (new Function), so its call site stays
- * monomorphic whatever else runs in the process; the result goes to a sink so
- * the call cannot be optimised away.
+ * A sampler for one library, operation and document: sampler(n) makes n calls
+ * of `api[op]` with default options on the document (serialize,
+ * calculateObjectSize) or on its BSON bytes (deserialize) and returns the
+ * elapsed wall time in ns. Each sampler is compiled separately (new Function),
+ * so its loop and call site stay monomorphic whatever else runs in the
+ * process; results go to a sink so the calls cannot be optimised away.
  */
-function makeBenchFunction(api, op, d) {
+function makeSampler(api, op, d) {
   if (!OPERATIONS.includes(op)) throw new Error(`unknown operation ${op}`);
   const input = op === 'deserialize' ? d.bytes : d.doc;
   const sink = { value: null };
   // eslint-disable-next-line no-new-func
-  return new Function('api', 'input', 'sink', `return function bench_${op}() { sink.value = api.${op}(input); };`)(
-    api,
-    input,
-    sink
-  );
+  return new Function(
+    'api',
+    'input',
+    'sink',
+    'performance',
+    `return function sample_${op}(n) {
+      const t0 = performance.now();
+      for (let i = 0; i < n; i++) sink.value = api.${op}(input);
+      const t1 = performance.now();
+      sink.value = null;
+      return (t1 - t0) * 1e6;
+    };`
+  )(api, input, sink, performance);
 }
 
-/** Calls per document and operation in the memory workload: ~8 MiB of BSON, 8..500 calls. */
+/** Calls per document and operation in the memory workload: ~4 MiB of BSON, 4..250 calls. */
 function memoryIterations(bytes) {
-  return Math.min(500, Math.max(8, Math.ceil((8 * 1048576) / bytes)));
+  return Math.min(250, Math.max(4, Math.ceil((4 * 1048576) / bytes)));
 }
 
-module.exports = { OPERATIONS, makeBenchFunction, memoryIterations };
+module.exports = { OPERATIONS, makeSampler, memoryIterations };
