@@ -7,7 +7,8 @@
 // its garbage rather than where V8's heap-growth heuristics happened to land)
 // and prints JSON with process.resourceUsage().maxRSS (bytes). Run with --expose-gc.
 const [libName, opsArg, ...names] = process.argv.slice(2);
-const api = libName === 'bson-rs' ? require('..') : libName === 'js-bson' ? require('bson') : null;
+const api =
+  libName === 'bson-rs' ? (process.env.BENCH_AA === '1' ? require('bson') : require('..')) : libName === 'js-bson' ? require('bson') : null;
 if (!api) throw new Error(`unknown library ${libName}`);
 const { buildDocuments } = require('./documents');
 const { makeSampler, memoryIterations } = require('./workload');

@@ -85,7 +85,8 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
       'rounds, each document × operation starts from a full GC and alternates short samples of the two libraries ' +
       `(~${report.settings.sampleMs} ms of back-to-back calls each, alternating which goes first) until each has had ` +
       `${report.settings.timeMs} ms. The speed-up of a round is the median of the per-pair ratios js-bson time / bson-rs ` +
-      'time; the tables give the median over rounds (ops/s likewise), and the geometric mean over documents. Fine ' +
+      'time; the tables give its median over rounds, and the geometric mean over documents (ops/s and MB/s: median over ' +
+      'the quieter half of the rounds, the same rounds for both libraries). Fine ' +
       'interleaving and medians keep the ratio honest on a noisy, shared machine: load bursts hit both libraries alike. ' +
       'Peak RSS is `process.resourceUsage().maxRSS` of a child process that runs the same fixed workload with only one of ' +
       'the libraries loaded. Raw numbers: [`bench/results.json`](bench/results.json).',

@@ -53,7 +53,11 @@ function verifyDocument(js, rs, doc) {
   const ser = attempt(() => rs.serialize(doc));
   if (ser.error) fail('serialize', `bson-rs threw: ${ser.error.message}`);
   else if (Object.getPrototypeOf(ser.value) !== Object.getPrototypeOf(jsBytes)) fail('serialize', `returns ${describe(ser.value)}, js-bson ${describe(jsBytes)}`);
-  else if (Buffer.compare(ser.value, jsBytes) !== 0) fail('serialize', `different bytes (${ser.value.length} vs ${jsBytes.length})`);
+  else if (Buffer.compare(ser.value, jsBytes) !== 0) {
+    let at = 0;
+    while (at < jsBytes.length && ser.value[at] === jsBytes[at]) at++;
+    fail('serialize', `different bytes (${ser.value.length} vs js-bson ${jsBytes.length}; first difference at byte ${at})`);
+  }
 
   const size = attempt(() => rs.calculateObjectSize(doc));
   const jsSize = js.calculateObjectSize(doc);
