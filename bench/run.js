@@ -42,7 +42,22 @@ const { OPERATIONS, makeSampler } = require('./workload');
 
 // BENCH_AA=1: an A/A run, js-bson against itself in the bson-rs slot, to see
 // the harness's noise floor on this machine (ratios should be 1.00 +- a few %).
-const bsonRs = process.env.BENCH_AA === '1' ? bson : require('..');
+const bsonRs = process.env.BENCH_AA === '1' ? bson : loadBsonRs();
+
+/** require('..'), building the addon first (npm run build) if it is missing. */
+function loadBsonRs() {
+  try {
+    return require('..');
+  } catch (err) {
+    const root = path.join(__dirname, '..');
+    if (fs.existsSync(path.join(root, 'bson_rs.node'))) throw err;
+    process.stderr.write('bench: bson_rs.node is missing; building it first (npm run build)\n');
+    const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js')], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('bench: building the addon failed; run `npm run build` and retry', { cause: err });
+    for (const key of Object.keys(require.cache)) if (key.startsWith(root) && !key.includes('node_modules')) delete require.cache[key];
+    return require('..');
+  }
+}
 const LIBS = [
   { key: 'js', name: 'js-bson', api: bson },
   { key: 'rs', name: 'bson-rs', api: bsonRs }
@@ -188,7 +203,7 @@ async function main() {
   const placeholder = isPlaceholder();
   if (placeholder.length) {
     process.stderr.write(
-      `note: bson-rs ${placeholder.join(', ')} ${placeholder.length > 1 ? 'are' : 'is'} still js-bson's own function (placeholder build); expect ratios of ~1.0x\n`
+      `note: bson-rs ${placeholder.join(', ')} ${placeholder.length > 1 ? "are still js-bson's own functions" : "is still js-bson's own function"} (placeholder build or BENCH_AA=1); expect ratios of ~1.0x\n`
     );
   }
 
