@@ -48,7 +48,8 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
     const js = report.memory['js-bson'];
     const rs = report.memory['bson-rs'];
     out.push(
-      `**Peak RSS** for the same workload (every document × operation above, about 8 MiB of BSON each, one process per library, ` +
+      `**Peak RSS** for the same workload (every document × operation above, about ${report.memory.workloadMiBPerCase ?? 4} MiB of ` +
+        'BSON each, one process per library, ' +
         `median of ${js.maxRSSRuns.length} runs): js-bson ${mib(js.maxRSS)}, bson-rs ${mib(rs.maxRSS)} ` +
         `(${ratio(report.memory.ratio)}; target ≤ 1.10×).`,
       ''
@@ -88,6 +89,8 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
       'time; the tables give its median over rounds, and the geometric mean over documents (ops/s and MB/s: median over ' +
       'the quieter half of the rounds, the same rounds for both libraries). Fine ' +
       'interleaving and medians keep the ratio honest on a noisy, shared machine: load bursts hit both libraries alike. ' +
+      'Each benchmark repeats the same document, so per-key and per-shape caches are warm, as in a workload of ' +
+      'same-shaped documents. ' +
       'Peak RSS is `process.resourceUsage().maxRSS` of a child process that runs the same fixed workload with only one of ' +
       'the libraries loaded. Raw numbers: [`bench/results.json`](bench/results.json).',
     ''

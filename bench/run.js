@@ -38,7 +38,7 @@ const { performance } = require('node:perf_hooks');
 const bson = require('bson');
 const { buildDocuments } = require('./documents');
 const { verifyDocument } = require('./verify');
-const { OPERATIONS, makeSampler } = require('./workload');
+const { OPERATIONS, MEMORY_MIB, makeSampler } = require('./workload');
 
 // BENCH_AA=1: an A/A run, js-bson against itself in the bson-rs slot, to see
 // the harness's noise floor on this machine (ratios should be 1.00 +- a few %).
@@ -295,6 +295,7 @@ async function main() {
       };
     }
     memory.ratio = memory['bson-rs'].maxRSS / memory['js-bson'].maxRSS;
+    memory.workloadMiBPerCase = MEMORY_MIB;
   }
 
   // ---------- results ----------

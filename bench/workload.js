@@ -32,9 +32,10 @@ function makeSampler(api, op, d) {
   )(api, input, sink, performance);
 }
 
-/** Calls per document and operation in the memory workload: ~4 MiB of BSON, 4..250 calls. */
+/** Calls per document and operation in the memory workload: ~MEMORY_MIB of BSON, 4..250 calls. */
+const MEMORY_MIB = 4;
 function memoryIterations(bytes) {
-  return Math.min(250, Math.max(4, Math.ceil((4 * 1048576) / bytes)));
+  return Math.min(250, Math.max(4, Math.ceil((MEMORY_MIB * 1048576) / bytes)));
 }
 
-module.exports = { OPERATIONS, makeSampler, memoryIterations };
+module.exports = { OPERATIONS, MEMORY_MIB, makeSampler, memoryIterations };
