@@ -21,7 +21,8 @@
 //   BENCH_MEMORY  0 skips the peak-RSS child processes
 //   BENCH_MEMORY_RUNS  child processes per library (default 3; median reported)
 //   BENCH_CHART   0 skips rendering bench/ratios.svg
-//   BENCH_OUT     results file (default bench/results.json)
+//   BENCH_OUT     results file (default bench/results.json; bench/results.partial.json
+//                 when BENCH_FILTER, BENCH_OPS or BENCH_AA is set)
 //   BENCH_AA      1 = A/A run: js-bson in both slots (the harness's noise floor)
 //
 // Output: the table on stdout, progress on stderr, bench/results.json and
@@ -83,7 +84,16 @@ const SETTINGS = {
 };
 // JIT warm-up and per-call time estimate, per library, document and operation.
 SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
-const OUT = env.BENCH_OUT ? path.resolve(env.BENCH_OUT) : path.join(__dirname, 'results.json');
+// A partial run (filter, operations or A/A) does not overwrite the committed
+// full results unless BENCH_OUT says so. The chart and markdown go next to the
+// results file: results<X>.json -> ratios<X>.svg, results<X>.md.
+const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1');
+const OUT = env.BENCH_OUT
+  ? path.resolve(env.BENCH_OUT)
+  : path.join(__dirname, PARTIAL ? 'results.partial.json' : 'results.json');
+const OUT_BASE = path.basename(OUT).replace(/\.json$/i, '');
+const CHART_OUT = path.join(path.dirname(OUT), `${OUT_BASE.startsWith('results') ? `ratios${OUT_BASE.slice(7)}` : `${OUT_BASE}.ratios`}.svg`);
+const MD_OUT = path.join(path.dirname(OUT), `${OUT_BASE}.md`);
 
 // ---------- progress (stderr) ----------
 const tty = process.stderr.isTTY;
@@ -363,7 +373,7 @@ async function main() {
       'bson-rs': pkg.version,
       placeholderFunctions: placeholder
     },
-    settings: { ...SETTINGS },
+    settings: { ...SETTINGS, partial: PARTIAL },
     method:
       'Same process, same inputs. Per round and document x operation (after a gc()), js-bson and bson-rs are sampled ' +
       `alternately (pairs, alternating which goes first), each sample ~${SETTINGS.sampleMs} ms of back-to-back calls, ` +
@@ -385,11 +395,11 @@ async function main() {
   process.stdout.write(`\nresults: ${path.relative(process.cwd(), OUT)}`);
   if (SETTINGS.chart) {
     const { writeChart } = require('./chart');
-    const svg = writeChart(report, path.join(path.dirname(OUT), 'ratios.svg'));
+    const svg = writeChart(report, CHART_OUT);
     process.stdout.write(`, chart: ${path.relative(process.cwd(), svg)}`);
   }
-  fs.writeFileSync(path.join(path.dirname(OUT), 'results.md'), require('./report').renderMarkdown(report));
-  process.stdout.write(`, markdown: ${path.relative(process.cwd(), path.join(path.dirname(OUT), 'results.md'))}`);
+  fs.writeFileSync(MD_OUT, require('./report').renderMarkdown(report));
+  process.stdout.write(`, markdown: ${path.relative(process.cwd(), MD_OUT)}`);
   process.stdout.write(`  (${fmtDuration(report.durationSec)})\n`);
   if (mismatches.length) {
     process.stdout.write(`\n${mismatches.length} mismatch(es); not reported: ${[...new Set(mismatches.map((m) => m.document))].join(', ')}\n`);
