@@ -94,7 +94,7 @@ function buildDocuments(bson) {
   add('objectid_1000', '{ values: [1,000 ObjectIds] }', { values: array(1000, oid) });
   add('date_1000', '{ values: [1,000 Dates] }', { values: array(1000, date) });
   // Safe-range int64s (counters, ids): deserialize promotes them to numbers by default.
-  add('long_1000', '{ values: [1,000 Longs] }', { values: array(1000, () => Long.fromNumber(int(0, 2 ** 40) * 1024 + int(0, 1023))) });
+  add('long_1000', '{ values: [1,000 Longs] } (safe-integer range: deserialize returns numbers by default)', { values: array(1000, () => Long.fromNumber(int(0, 2 ** 40) * 1024 + int(0, 1023))) });
 
   const UNICODE = [
     'café crème brûlée', 'Ærøskøbing Ålborg', 'naïve façade déjà vu', 'Zürich Straße Größe', 'ĉiuĵaŭde Łódź Kraków',
