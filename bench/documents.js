@@ -1,0 +1,127 @@
+'use strict';
+// The benchmark documents, built deterministically (seeded PRNG, fixed epoch)
+// with js-bson's classes. bson-rs re-exports the same classes, so both
+// libraries see the very same objects.
+//
+// buildDocuments(bson) -> [{ name, description, doc }], in report order.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const SPEC_DOCS = ['flat_bson', 'deep_bson', 'full_bson', 'tweet', 'mixed_small', 'mixed_medium', 'nested_4'];
+const SPEC_DIR = path.join(__dirname, 'documents');
+const EPOCH = Date.UTC(2024, 0, 1); // fixed, so Dates do not depend on the clock
+const MIB = 1024 * 1024;
+
+// mulberry32: small, fast, deterministic.
+function prng(seed) {
+  let a = seed >>> 0;
+  return function next() {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function buildDocuments(bson) {
+  const { EJSON, ObjectId, Decimal128, Long, Binary } = bson;
+  const rand = prng(0x5eed);
+  const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1)); // inclusive
+  const pick = (list) => list[Math.floor(rand() * list.length)];
+  const ALNUM = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const word = (lo, hi) => {
+    let s = '';
+    for (let i = int(lo, hi); i > 0; i--) s += ALNUM[Math.floor(rand() * ALNUM.length)];
+    return s;
+  };
+  const hex = (bytes) => {
+    let s = '';
+    for (let i = 0; i < bytes; i++) s += int(0, 255).toString(16).padStart(2, '0');
+    return s;
+  };
+  const oid = () => new ObjectId(hex(12));
+  const date = () => new Date(EPOCH + int(0, 365 * 24 * 3600) * 1000 + int(0, 999));
+  const price = () => Decimal128.fromString(`${int(1, 999)}.${String(int(0, 99)).padStart(2, '0')}`);
+  const array = (n, make) => Array.from({ length: n }, make);
+
+  const docs = [];
+  const add = (name, description, doc) => docs.push({ name, description, doc });
+
+  for (const name of SPEC_DOCS) {
+    const text = fs.readFileSync(path.join(SPEC_DIR, `${name}.json`), 'utf8');
+    add(name, `bench/documents/${name}.json (Extended JSON)`, EJSON.parse(text));
+  }
+
+  add('small_10_fields', 'one 10-field document of mixed types', {
+    _id: oid(),
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+    age: 36,
+    score: 97.25,
+    active: true,
+    createdAt: date(),
+    visits: Long.fromNumber(1234567890123),
+    tags: ['math', 'engines', 'poetry'],
+    address: { city: 'London', zip: 'W1' }
+  });
+
+  const CITIES = ['Paris', 'Berlin', 'Madrid', 'Rome', 'Lisbon', 'Vienna', 'Prague', 'Dublin'];
+  const STATUS = ['new', 'paid', 'shipped', 'delivered', 'cancelled'];
+  const TAGS = ['gift', 'express', 'fragile', 'bulk', 'promo', 'b2b', 'repeat', 'priority'];
+  add('orders_1000', '{ orders: [1,000 order documents] } (ObjectId, nested address, items with Decimal128 prices, Date, Long, tags)', {
+    orders: array(1000, (_, i) => ({
+      _id: oid(),
+      orderNo: Long.fromNumber(9_000_000_000 + i),
+      status: pick(STATUS),
+      createdAt: date(),
+      customer: {
+        customerId: oid(),
+        name: `${word(4, 9)} ${word(5, 12)}`,
+        email: `${word(5, 10).toLowerCase()}@example.com`,
+        address: { street: `${int(1, 200)} ${word(5, 12)} Street`, city: pick(CITIES), zip: String(int(10000, 99999)), country: 'EU' }
+      },
+      items: array(int(1, 5), () => ({ sku: `SKU-${word(6, 6).toUpperCase()}`, qty: int(1, 10), price: price() })),
+      total: price(),
+      paid: rand() < 0.8,
+      tags: array(int(0, 3), () => pick(TAGS))
+    }))
+  });
+
+  add('int32_1000', '{ values: [1,000 int32] }', { values: array(1000, () => int(-2147483648, 2147483647)) });
+  add('double_1000', '{ values: [1,000 doubles] }', { values: array(1000, () => (rand() - 0.5) * 1e6 + 0.5) });
+  add('string_1000', '{ values: [1,000 short ASCII strings] }', { values: array(1000, () => word(4, 16)) });
+  add('objectid_1000', '{ values: [1,000 ObjectIds] }', { values: array(1000, oid) });
+  add('date_1000', '{ values: [1,000 Dates] }', { values: array(1000, date) });
+  // Safe-range int64s (counters, ids): deserialize promotes them to numbers by default.
+  add('long_1000', '{ values: [1,000 Longs] } (safe-integer range: deserialize returns numbers by default)', { values: array(1000, () => Long.fromNumber(int(0, 2 ** 40) * 1024 + int(0, 1023))) });
+
+  const UNICODE = [
+    'café crème brûlée', 'Ærøskøbing Ålborg', 'naïve façade déjà vu', 'Zürich Straße Größe', 'ĉiuĵaŭde Łódź Kraków',
+    '東京都渋谷区', '北京市朝阳区建国路', '서울특별시 강남구', 'こんにちは世界', 'Привет, мир', 'Γειά σου Κόσμε', 'مرحبا بالعالم',
+    '🎉🚀✨', '👩‍💻 coding ☕', '🇫🇷🇯🇵🇧🇷', 'mixed ASCII and emoji 😀 ok'
+  ];
+  add('unicode_200', '{ values: [200 non-ASCII strings: accents, CJK, emoji] }', {
+    values: array(200, () => `${pick(UNICODE)} ${pick(UNICODE)} ${int(0, 9999)}`)
+  });
+
+  let ascii = '';
+  {
+    const chunk = array(4096, () => ALNUM[Math.floor(rand() * ALNUM.length)]).join('');
+    while (ascii.length < MIB) ascii += chunk;
+    ascii = ascii.slice(0, MIB);
+  }
+  add('string_1mib', '{ data: one 1 MiB ASCII string }', { data: ascii });
+
+  const bytes = new Uint8Array(MIB);
+  for (let i = 0; i < MIB; i++) bytes[i] = Math.floor(rand() * 256);
+  add('binary_1mib', '{ data: one 1 MiB Binary (subtype 0) }', { data: new Binary(bytes, 0) });
+
+  let deep = { leaf: true, value: 50 };
+  for (let level = 49; level >= 0; level--) deep = { level, name: `level${level}`, child: deep };
+  add('deep_50', 'a document nested 50 levels deep', deep);
+
+  return docs;
+}
+
+module.exports = { buildDocuments, SPEC_DOCS };

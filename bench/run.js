@@ -1,0 +1,497 @@
+#!/usr/bin/env node
+'use strict';
+// npm run bench: js-bson vs bson-rs, same process, interleaved.
+//
+// For R rounds, for every document and operation, js-bson and bson-rs are
+// sampled alternately: a ~1 ms sample of one, then of the other (which goes
+// first alternates), until each has had BENCH_TIME. Per round: each library's
+// median time per call, and the median of the per-pair ratios js-bson time /
+// bson-rs time. The report gives medians over rounds. On a shared, noisy
+// machine a burst of load hits neighbouring samples of both libraries alike,
+// and the medians drop the samples it hit hardest. (mitata's measure() was
+// tried first: it times one function for a whole budget, so a burst lands on
+// one library only; with identical code it gave per-round ratios of 0.14-4.8.)
+//
+// Environment knobs:
+//   BENCH_ROUNDS  rounds (default 9)
+//   BENCH_TIME    time per library, document, operation and round, ms (default 80; "0.1s" works too)
+//   BENCH_SAMPLE  length of one sample, ms (default 1)
+//   BENCH_FILTER  regular expression selecting documents by name
+//   BENCH_OPS     regular expression selecting operations
+//   BENCH_MEMORY  0 skips the peak-RSS child processes
+//   BENCH_MEMORY_RUNS  child processes per library (default 3; median reported)
+//   BENCH_CHART   0 skips rendering bench/ratios.svg
+//   BENCH_OUT     results file (default bench/results.json; bench/results.partial.json
+//                 when BENCH_FILTER, BENCH_OPS or BENCH_AA is set)
+//   BENCH_AA      1 = A/A run: js-bson in both slots (the harness's noise floor)
+//
+// Output: the table on stdout, progress on stderr, bench/results.json and
+// bench/ratios.svg. Exit code 1 if the libraries disagree on any document
+// (those documents are not timed and not reported).
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const v8 = require('node:v8');
+const vm = require('node:vm');
+const { spawnSync } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
+
+const bson = require('bson');
+const { buildDocuments } = require('./documents');
+const { verifyDocument } = require('./verify');
+const { OPERATIONS, MEMORY_MIB, makeSampler } = require('./workload');
+
+// BENCH_AA=1: an A/A run, js-bson against itself in the bson-rs slot, to see
+// the harness's noise floor on this machine (ratios should be 1.00 +- a few %).
+const bsonRs = process.env.BENCH_AA === '1' ? bson : loadBsonRs();
+
+/** require('..'), building the addon first (npm run build) if it is missing. */
+function loadBsonRs() {
+  try {
+    return require('..');
+  } catch (err) {
+    const root = path.join(__dirname, '..');
+    if (fs.existsSync(path.join(root, 'bson_rs.node'))) throw err;
+    process.stderr.write('bench: bson_rs.node is missing; building it first (npm run build)\n');
+    const build = spawnSync(process.execPath, [path.join(root, 'scripts', 'build.js')], { cwd: root, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('bench: building the addon failed; run `npm run build` and retry', { cause: err });
+    for (const key of Object.keys(require.cache)) if (key.startsWith(root) && !key.includes('node_modules')) delete require.cache[key];
+    return require('..');
+  }
+}
+const LIBS = [
+  { key: 'js', name: 'js-bson', api: bson },
+  { key: 'rs', name: 'bson-rs', api: bsonRs }
+];
+
+function parseTime(text, fallbackMs) {
+  if (text === undefined || text === '') return fallbackMs;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(text);
+  if (!m) throw new Error(`BENCH_TIME: cannot parse ${JSON.stringify(text)} (e.g. 100, 100ms, 0.1s)`);
+  return Number(m[1]) * (m[2] === 's' ? 1000 : 1);
+}
+
+const env = process.env;
+const SETTINGS = {
+  rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || '9', 10)),
+  timeMs: parseTime(env.BENCH_TIME, 80),
+  sampleMs: parseTime(env.BENCH_SAMPLE, 1),
+  filter: env.BENCH_FILTER || null,
+  ops: env.BENCH_OPS || null,
+  memory: env.BENCH_MEMORY !== '0',
+  memoryRuns: Math.max(1, Number.parseInt(env.BENCH_MEMORY_RUNS || '3', 10)),
+  chart: env.BENCH_CHART !== '0'
+};
+// JIT warm-up and per-call time estimate, per library, document and operation.
+SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
+// A partial run (filter, operations or A/A) does not overwrite the committed
+// full results unless BENCH_OUT says so. The chart and markdown go next to the
+// results file: results<X>.json -> ratios<X>.svg, results<X>.md.
+const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1');
+const OUT = env.BENCH_OUT
+  ? path.resolve(env.BENCH_OUT)
+  : path.join(__dirname, PARTIAL ? 'results.partial.json' : 'results.json');
+const OUT_BASE = path.basename(OUT).replace(/\.json$/i, '');
+const CHART_OUT = path.join(path.dirname(OUT), `${OUT_BASE.startsWith('results') ? `ratios${OUT_BASE.slice(7)}` : `${OUT_BASE}.ratios`}.svg`);
+const MD_OUT = path.join(path.dirname(OUT), `${OUT_BASE}.md`);
+
+// ---------- progress (stderr) ----------
+const tty = process.stderr.isTTY;
+let lastProgressLen = 0;
+function progress(text, { force = false } = {}) {
+  if (tty) {
+    process.stderr.write(`\r${text}\x1b[K`);
+    lastProgressLen = text.length;
+  } else if (force) {
+    process.stderr.write(`${text}\n`);
+  }
+}
+function progressDone() {
+  if (tty && lastProgressLen) process.stderr.write('\r\x1b[K');
+  lastProgressLen = 0;
+}
+function fmtDuration(sec) {
+  sec = Math.max(0, Math.round(sec));
+  return sec >= 60 ? `${Math.floor(sec / 60)}m${String(sec % 60).padStart(2, '0')}s` : `${sec}s`;
+}
+
+// ---------- stats ----------
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+function geomean(values) {
+  return values.length === 0 ? NaN : Math.exp(values.reduce((a, v) => a + Math.log(v), 0) / values.length);
+}
+
+// A real gc() before each document x operation, so it starts from a clean heap
+// rather than with the previous one's garbage.
+function exposeGc() {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc');
+}
+
+function cpuModel() {
+  const cpus = os.cpus();
+  return { model: cpus[0] ? cpus[0].model.trim() : 'unknown', cores: cpus.length };
+}
+
+/** A dependency's version, from the package.json above its entry point (it may not export ./package.json). */
+function packageVersion(name) {
+  let dir = path.dirname(require.resolve(name));
+  for (;;) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+      if (pkg.name === name) return pkg.version;
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return 'unknown';
+    dir = up;
+  }
+}
+
+function isPlaceholder() {
+  return ['serialize', 'deserialize', 'calculateObjectSize'].filter((op) => bsonRs[op] === bson[op]);
+}
+
+// ---------- timing ----------
+/** Runs the sampler for about `ms` (JIT warm-up); returns ns per call of the last (warmest) batch. */
+function warmUp(sampler, ms) {
+  const end = performance.now() + ms;
+  let n = 1;
+  let perCall = sampler(1);
+  while (performance.now() < end) {
+    const ns = sampler(n);
+    perCall = ns / n;
+    if (ns < (ms * 1e6) / 8) n *= 2;
+  }
+  return perCall;
+}
+
+/**
+ * One round of one document x operation: alternating samples of the two
+ * libraries (pairs; which goes first alternates), each sample about
+ * sampleMs long, until both have had timeMs (and at least MIN_PAIRS pairs).
+ * A burst of load from other processes hits neighbouring samples of both
+ * libraries alike, and medians drop the samples it hit hardest.
+ */
+const MIN_PAIRS = 9;
+function measurePair(c, round, gc) {
+  gc();
+  const js = [];
+  const rs = [];
+  const ratios = [];
+  const budget = 2 * SETTINGS.timeMs;
+  const start = performance.now();
+  for (let k = 0; k < 100000 && (k < MIN_PAIRS || performance.now() - start < budget); k++) {
+    let tj;
+    let tr;
+    if ((k + round) % 2 === 0) {
+      tj = c.samplers.js(c.calls.js) / c.calls.js;
+      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
+    } else {
+      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
+      tj = c.samplers.js(c.calls.js) / c.calls.js;
+    }
+    js.push(tj);
+    rs.push(tr);
+    ratios.push(tj / tr);
+  }
+  return { js: median(js), rs: median(rs), ratio: median(ratios), pairs: ratios.length };
+}
+
+async function main() {
+  const started = Date.now();
+  const gc = exposeGc();
+  const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
+  const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
+  const operations = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
+
+  const placeholder = isPlaceholder();
+  if (placeholder.length) {
+    process.stderr.write(
+      `note: bson-rs ${placeholder.join(', ')} ${placeholder.length > 1 ? "are still js-bson's own functions" : "is still js-bson's own function"} (placeholder build or BENCH_AA=1); expect ratios of ~1.0x\n`
+    );
+  }
+
+  // ---------- documents and agreement check ----------
+  const all = buildDocuments(bson).filter((d) => !filter || filter.test(d.name));
+  if (all.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
+  const docs = [];
+  const mismatches = [];
+  for (const d of all) {
+    progress(`checking ${d.name}`);
+    const problems = verifyDocument(bson, bsonRs, d.doc);
+    if (problems.length) {
+      for (const p of problems) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
+      continue;
+    }
+    d.bytes = bson.serialize(d.doc);
+    docs.push(d);
+  }
+  progressDone();
+  for (const m of mismatches) {
+    process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
+  }
+
+  // ---------- samplers, warm-up, calls per sample ----------
+  const cases = []; // one per document x operation
+  for (const d of docs) {
+    for (const op of operations) {
+      const c = { doc: d, op, samplers: {}, warmNs: {}, calls: {} };
+      for (const lib of LIBS) c.samplers[lib.key] = makeSampler(lib.api, op, d);
+      cases.push(c);
+    }
+  }
+  for (const c of cases) {
+    for (const lib of LIBS) {
+      progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
+      const ns = warmUp(c.samplers[lib.key], SETTINGS.warmupMs);
+      c.warmNs[lib.key] = ns;
+      c.calls[lib.key] = Math.max(1, Math.round((SETTINGS.sampleMs * 1e6) / ns));
+    }
+  }
+  progressDone();
+
+  // ---------- rounds ----------
+  const perRound = cases.map(() => []); // one measurePair() result per round
+  const total = cases.length * SETTINGS.rounds;
+  let done = 0;
+  const roundsStart = performance.now();
+  for (let round = 0; round < SETTINGS.rounds; round++) {
+    progress(`[round ${round + 1}/${SETTINGS.rounds}]`, { force: true });
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[i];
+      const elapsed = (performance.now() - roundsStart) / 1000;
+      const eta = done ? (elapsed / done) * (total - done) : NaN;
+      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
+      perRound[i].push(measurePair(c, (round + i) % 2, gc));
+      done++;
+    }
+  }
+  progressDone();
+
+  // ---------- memory (child processes) ----------
+  let memory = null;
+  if (SETTINGS.memory && docs.length) {
+    // Peak RSS varies by several % between identical runs, so each library's
+    // child runs SETTINGS.memoryRuns times (alternating) and the median counts.
+    const runs = { 'js-bson': [], 'bson-rs': [] };
+    for (let run = 0; run < SETTINGS.memoryRuns; run++) {
+      for (const lib of LIBS) {
+        progress(`[memory ${run + 1}/${SETTINGS.memoryRuns}] ${lib.name} workload in a child process`, { force: true });
+        const child = spawnSync(
+          process.execPath,
+          ['--expose-gc', path.join(__dirname, 'memory.js'), lib.name, operations.join(','), ...docs.map((d) => d.name)],
+          { encoding: 'utf8', maxBuffer: 1 << 20 }
+        );
+        if (child.status !== 0) throw new Error(`memory child for ${lib.name} failed:\n${child.stderr}`);
+        runs[lib.name].push(JSON.parse(child.stdout));
+      }
+    }
+    progressDone();
+    memory = {};
+    for (const name of Object.keys(runs)) {
+      const r = runs[name];
+      memory[name] = {
+        maxRSS: median(r.map((x) => x.maxRSS)),
+        rssBeforeWorkload: median(r.map((x) => x.rssBeforeWorkload)),
+        maxRSSRuns: r.map((x) => x.maxRSS),
+        calls: r[0].calls,
+        workloadMs: median(r.map((x) => x.workloadMs))
+      };
+    }
+    memory.ratio = memory['bson-rs'].maxRSS / memory['js-bson'].maxRSS;
+    memory.workloadMiBPerCase = MEMORY_MIB;
+  }
+
+  // ---------- results ----------
+  const results = cases.map((c, i) => {
+    const rounds = perRound[i];
+    const ratios = rounds.map((r) => r.ratio);
+    const bytes = c.doc.bytes.length;
+    // ops/s and MB/s: median over the quieter half of the rounds, ranked by
+    // the geometric mean of both libraries' times (the same rounds for both).
+    // On a shared machine whole rounds run at half speed; taking each
+    // library's median over all rounds independently can land one library in
+    // a fast round and the other in a slow one.
+    const quiet = [...rounds].sort((a, b) => a.js * a.rs - b.js * b.rs).slice(0, Math.ceil(rounds.length / 2));
+    const lib = (key) => {
+      const ns = rounds.map((r) => r[key]);
+      const opsPerSec = median(quiet.map((r) => 1e9 / r[key]));
+      return {
+        opsPerSec,
+        mbPerSec: (opsPerSec * bytes) / 1e6,
+        nsPerOp: median(ns),
+        nsPerOpRounds: ns.map((t) => Math.round(t * 10) / 10),
+        callsPerSample: c.calls[key]
+      };
+    };
+    return {
+      document: c.doc.name,
+      operation: c.op,
+      bytes,
+      'js-bson': lib('js'),
+      'bson-rs': lib('rs'),
+      ratio: median(ratios),
+      ratioMin: Math.min(...ratios),
+      ratioMax: Math.max(...ratios),
+      ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000),
+      pairsPerRound: median(rounds.map((r) => r.pairs))
+    };
+  });
+  const summary = {};
+  for (const op of operations) {
+    const rows = results.filter((r) => r.operation === op);
+    if (!rows.length) continue;
+    const min = rows.reduce((a, r) => (r.ratio < a.ratio ? r : a));
+    const max = rows.reduce((a, r) => (r.ratio > a.ratio ? r : a));
+    summary[op] = {
+      geomean: geomean(rows.map((r) => r.ratio)),
+      min: { ratio: min.ratio, document: min.document },
+      max: { ratio: max.ratio, document: max.document }
+    };
+  }
+
+  const pkg = require('../package.json');
+  const report = {
+    generated: new Date().toISOString(),
+    machine: {
+      node: process.version,
+      v8: process.versions.v8,
+      platform: `${process.platform} ${os.release()}`,
+      arch: process.arch,
+      cpu: cpuModel(),
+      totalMemoryMiB: Math.round(os.totalmem() / 1048576),
+      loadavg: os.loadavg().map((x) => Math.round(x * 100) / 100)
+    },
+    libraries: {
+      'js-bson': packageVersion('bson'),
+      'bson-rs': pkg.version,
+      placeholderFunctions: placeholder
+    },
+    settings: { ...SETTINGS, partial: PARTIAL },
+    method:
+      'Same process, same inputs. Per round and document x operation (after a gc()), js-bson and bson-rs are sampled ' +
+      `alternately (pairs, alternating which goes first), each sample ~${SETTINGS.sampleMs} ms of back-to-back calls, ` +
+      `until each library has had ${SETTINGS.timeMs} ms. Round values: median ns/call of each library and median of the ` +
+      'per-pair ratios js-bson time / bson-rs time. Reported ratio: median over rounds; geomean over documents. ' +
+      'Reported ops/s and MB/s: median over the quieter half of the rounds (ranked by the geometric mean of both ' +
+      'libraries\' times, the same rounds for both). ' +
+      'MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes).',
+    documents: docs.map((d) => ({ name: d.name, description: d.description, bytes: d.bytes.length })),
+    results,
+    summary,
+    memory,
+    mismatches,
+    durationSec: Math.round((Date.now() - started) / 1000)
+  };
+  fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+
+  process.stdout.write(formatTable(report));
+  process.stdout.write(`\nresults: ${path.relative(process.cwd(), OUT)}`);
+  if (SETTINGS.chart) {
+    const { writeChart } = require('./chart');
+    const svg = writeChart(report, CHART_OUT);
+    process.stdout.write(`, chart: ${path.relative(process.cwd(), svg)}`);
+  }
+  fs.writeFileSync(MD_OUT, require('./report').renderMarkdown(report));
+  process.stdout.write(`, markdown: ${path.relative(process.cwd(), MD_OUT)}`);
+  process.stdout.write(`  (${fmtDuration(report.durationSec)})\n`);
+  if (mismatches.length) {
+    process.stdout.write(`\n${mismatches.length} mismatch(es); not reported: ${[...new Set(mismatches.map((m) => m.document))].join(', ')}\n`);
+    process.exitCode = 1;
+  }
+}
+
+// ---------- table ----------
+function fmtInt(n) {
+  if (!Number.isFinite(n)) return '-';
+  return Math.round(n).toLocaleString('en-US');
+}
+function fmtMB(n) {
+  if (!Number.isFinite(n)) return '-';
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+}
+function fmtRatio(r) {
+  return Number.isFinite(r) ? `${r.toFixed(2)}x` : '-';
+}
+function fmtBytes(n) {
+  if (n >= 1048576) return `${(n / 1048576).toFixed(n % 1048576 ? 2 : 0)} MiB`;
+  if (n >= 10240) return `${Math.round(n / 1024)} KiB`;
+  return `${n} B`;
+}
+function fmtMiB(bytes) {
+  return `${(bytes / 1048576).toFixed(1)} MiB`;
+}
+
+function renderTable(header, rows, align) {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+  const line = (cells) =>
+    cells.map((c, i) => (align[i] === 'r' ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function formatTable(report) {
+  const out = [];
+  const m = report.machine;
+  out.push(
+    `bson-rs ${report.libraries['bson-rs']} vs js-bson ${report.libraries['js-bson']} · node ${m.node} · ${m.cpu.model} (${m.cpu.cores} cores) · ` +
+      `${report.settings.rounds} rounds x ${report.settings.timeMs} ms`
+  );
+  if (report.libraries.placeholderFunctions.length) {
+    out.push(`NOTE: bson-rs ${report.libraries.placeholderFunctions.join(', ')} = js-bson's own functions (placeholder build)`);
+  }
+  out.push('ratio = js-bson time / bson-rs time (> 1 means bson-rs is faster): median over rounds, [min-max] over rounds');
+  out.push('ops/s, MB/s: median over the quieter half of the rounds; MB/s = BSON bytes of the document / time\n');
+  const header = ['document', 'size', 'operation', 'js-bson ops/s', 'bson-rs ops/s', 'js-bson MB/s', 'bson-rs MB/s', 'ratio', '[min-max]'];
+  const align = ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l'];
+  const rows = [];
+  for (const op of Object.keys(report.summary)) {
+    for (const r of report.results.filter((x) => x.operation === op)) {
+      rows.push([
+        r.document,
+        fmtBytes(r.bytes),
+        op,
+        fmtInt(r['js-bson'].opsPerSec),
+        fmtInt(r['bson-rs'].opsPerSec),
+        fmtMB(r['js-bson'].mbPerSec),
+        fmtMB(r['bson-rs'].mbPerSec),
+        fmtRatio(r.ratio),
+        `[${r.ratioMin.toFixed(2)}-${r.ratioMax.toFixed(2)}]`
+      ]);
+    }
+  }
+  out.push(renderTable(header, rows, align));
+  out.push('');
+  const sumRows = Object.entries(report.summary).map(([op, s]) => [
+    op,
+    fmtRatio(s.geomean),
+    `${fmtRatio(s.min.ratio)} (${s.min.document})`,
+    `${fmtRatio(s.max.ratio)} (${s.max.document})`
+  ]);
+  out.push(renderTable(['operation', 'geomean ratio', 'min ratio', 'max ratio'], sumRows, ['l', 'r', 'l', 'l']));
+  if (report.memory) {
+    const js = report.memory['js-bson'];
+    const rs = report.memory['bson-rs'];
+    out.push('');
+    out.push(
+      `peak RSS (same workload, one child process each): js-bson ${fmtMiB(js.maxRSS)}, bson-rs ${fmtMiB(rs.maxRSS)}, ` +
+        `ratio ${report.memory.ratio.toFixed(3)} (target <= 1.10)`
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+module.exports = { formatTable };
+
+if (require.main === module) {
+  main().catch((err) => {
+    progressDone();
+    console.error(err);
+    process.exit(2);
+  });
+}
