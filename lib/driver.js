@@ -38,13 +38,13 @@ const STATE = Symbol.for('bson-rs.driver.installation');
 const REGISTRY_KEY = Symbol.for('bson-rs.driver.installed-modules');
 const registry = (globalThis[REGISTRY_KEY] ??= new Set());
 
-function findPackageJson(file, expectedName) {
+function findPackageJson(file, ...expectedNames) {
   let dir = path.dirname(file);
   for (;;) {
     const candidate = path.join(dir, 'package.json');
     try {
       const json = JSON.parse(fs.readFileSync(candidate, 'utf8'));
-      if (json && json.name === expectedName) return { dir, json };
+      if (json && expectedNames.includes(json.name)) return { dir, json };
     } catch {
       // not there or not JSON: keep walking up
     }
@@ -101,12 +101,14 @@ function locate(mongodb) {
   }
   // Resolve exactly as the driver's lib/bson.js does: require("bson") from the driver's lib folder.
   const bsonFile = require.resolve('bson', { paths: [path.join(driverPkg.dir, 'lib')] });
-  const bsonPkg = findPackageJson(bsonFile, 'bson');
+  const bsonPkg = findPackageJson(bsonFile, 'bson', 'bson-rs');
   return {
     mongodbDir: driverPkg.dir,
     mongodbVersion: String(driverPkg.json.version),
     bsonFile,
-    bsonVersion: bsonPkg ? String(bsonPkg.json.version) : 'unknown'
+    bsonVersion: bsonPkg ? String(bsonPkg.json.version) : 'unknown',
+    // npm overrides put bson-rs itself where the driver looks for bson: nothing to patch.
+    viaOverride: bsonPkg !== null && bsonPkg.json.name === 'bson-rs'
   };
 }
 
@@ -151,13 +153,23 @@ function setExport(bson, name, value) {
  */
 function install(mongodb) {
   const where = locate(mongodb);
+  if (where.viaOverride) {
+    return Object.freeze({
+      mongodbDir: where.mongodbDir,
+      mongodbVersion: where.mongodbVersion,
+      bsonFile: where.bsonFile,
+      bsonVersion: `bson-rs ${where.bsonVersion}`,
+      viaOverride: true
+    });
+  }
   checkSupported(where);
   const bson = loadBson(where);
   const info = Object.freeze({
     mongodbDir: where.mongodbDir,
     mongodbVersion: where.mongodbVersion,
     bsonFile: where.bsonFile,
-    bsonVersion: where.bsonVersion
+    bsonVersion: where.bsonVersion,
+    viaOverride: false
   });
   if (bson[STATE] !== undefined) return info;
 
@@ -200,6 +212,7 @@ function restore(bson) {
 function uninstall(mongodb) {
   if (mongodb !== undefined) {
     const where = locate(mongodb);
+    if (where.viaOverride) return false;
     const cached = require.cache[where.bsonFile];
     return cached !== undefined && cached.exports != null ? restore(cached.exports) : false;
   }
@@ -211,6 +224,7 @@ function uninstall(mongodb) {
 /** Whether the given driver's bson copy currently routes through bson-rs. */
 function isInstalled(mongodb) {
   const where = locate(mongodb);
+  if (where.viaOverride) return true;
   const cached = require.cache[where.bsonFile];
   if (cached === undefined || cached.exports == null) return false;
   const state = cached.exports[STATE];
