@@ -56,13 +56,16 @@ function mongooseDirOf(target) {
 
 /** The mongodb driver module that the mongoose owning `target` loaded. */
 function mongodbOf(target) {
+  const base = target && target.base ? target.base : target;
+  // What mongoose's own require('mongodb') returned (mongoose.mongo), when it exposes it.
+  const exposed = base && base.mongo && typeof base.mongo.MongoClient === 'function' ? base.mongo : null;
   const dir = mongooseDirOf(target);
   if (dir !== null) {
-    // Resolve as mongoose's own require('mongodb') does; it is already loaded, so this is its instance.
-    return require(require.resolve('mongodb', { paths: [path.join(dir, 'lib')] }));
+    // Resolve as mongoose's require('mongodb') does; it is already loaded, so this is its instance.
+    const resolved = require(require.resolve('mongodb', { paths: [path.join(dir, 'lib')] }));
+    return exposed !== null && exposed !== resolved ? exposed : resolved;
   }
-  const base = target && target.base ? target.base : target;
-  if (base && base.mongo && typeof base.mongo.MongoClient === 'function') return base.mongo;
+  if (exposed !== null) return exposed;
   throw new Error('bson-rs/mongoose: could not find the mongoose package (and its mongodb driver) for this schema');
 }
 
