@@ -84,11 +84,3 @@ test('npm overrides layout (bson-rs as the driver\'s bson, js-bson nested under 
   assert.equal(r.status, 0, `child failed:\n${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /override layout ok/);
 });
-
-test('the plain override "bson": "npm:bson-rs@…" is circular: bson-rs would load itself as bson', () => {
-  // Documented as unsupported; this pins the reason. bson-rs's own dependency is named bson,
-  // so replacing every bson (including bson-rs's) leaves no js-bson to re-export.
-  const pkg = require(path.join(ROOT, 'package.json'));
-  assert.ok(pkg.dependencies && pkg.dependencies.bson, 'bson-rs depends on bson by that name');
-  assert.match(fs.readFileSync(path.join(ROOT, 'index.js'), 'utf8'), /require\('bson'\)/);
-});
