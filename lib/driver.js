@@ -1,0 +1,247 @@
+'use strict';
+// bson-rs/driver: routes a MongoDB Node.js driver's BSON codec through bson-rs.
+//
+//   require('bson-rs/driver').install(require('mongodb'));
+//
+// The driver (mongodb 6.x and 7.x) reads `serialize`, `deserialize`,
+// `calculateObjectSize`, ... from the `bson` module it loaded at each call,
+// either as `bson.serialize` or through the frozen `bson.BSON` namespace
+// (`BSON.serialize`), both via its own lib/bson.js re-export getters. The
+// module's exports are writable data properties, so installing means
+// replacing the six codec functions on that module and replacing its `BSON`
+// namespace with an equal frozen object whose codec members are ours.
+//
+// The codec is created for the driver's own bson copy (found from the
+// driver's location, not ours), so deserialized values are instances of the
+// classes the driver, and Mongoose on top of it, check against.
+const fs = require('node:fs');
+const path = require('node:path');
+const { createCodec } = require('./codec');
+
+const CODEC_NAMES = Object.freeze([
+  'serialize',
+  'serializeWithBufferAndIndex',
+  'deserialize',
+  'deserializeStream',
+  'calculateObjectSize',
+  'setInternalBufferSize'
+]);
+
+/** bson majors whose classes and semantics the codec mirrors (js-bson 7.3.4 is the oracle). */
+const SUPPORTED_BSON_MAJORS = Object.freeze([7]);
+const SUPPORTED_TEXT = 'bson 7.x (mongodb 7.x, as used by mongoose 9.x)';
+
+// Kept on the bson module itself (non-enumerable, registered symbol), so that two
+// copies of bson-rs in one process see each other's installation.
+const STATE = Symbol.for('bson-rs.driver.installation');
+// Every bson module object installed into, shared by all bson-rs copies in this realm.
+const REGISTRY_KEY = Symbol.for('bson-rs.driver.installed-modules');
+const registry = (globalThis[REGISTRY_KEY] ??= new Set());
+
+function findPackageJson(file, ...expectedNames) {
+  let dir = path.dirname(file);
+  for (;;) {
+    const candidate = path.join(dir, 'package.json');
+    try {
+      const json = JSON.parse(fs.readFileSync(candidate, 'utf8'));
+      if (json && expectedNames.includes(json.name)) return { dir, json };
+    } catch {
+      // not there or not JSON: keep walking up
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/** The require.cache entry whose exports are `mod` (or an ESM namespace of them). */
+function findCachedModule(mod) {
+  const candidates = [mod];
+  if (mod && typeof mod === 'object' && mod.default && typeof mod.default === 'object') {
+    candidates.push(mod.default);
+  }
+  for (const key of Object.keys(require.cache)) {
+    const entry = require.cache[key];
+    if (entry && candidates.includes(entry.exports)) return entry;
+  }
+  // An ESM namespace of a CommonJS module: match by a distinctive export.
+  if (mod && typeof mod.MongoClient === 'function') {
+    for (const key of Object.keys(require.cache)) {
+      const entry = require.cache[key];
+      if (entry && entry.exports && entry.exports.MongoClient === mod.MongoClient) return entry;
+    }
+  }
+  return null;
+}
+
+/**
+ * Locates the driver and the bson copy it loaded.
+ * `mongodb` is the driver module (require('mongodb')), an ESM namespace of it,
+ * or a path to a file inside the driver package.
+ */
+function locate(mongodb) {
+  let driverFile;
+  if (typeof mongodb === 'string') {
+    driverFile = require.resolve(mongodb);
+  } else if (mongodb && (typeof mongodb === 'object' || typeof mongodb === 'function')) {
+    const entry = findCachedModule(mongodb);
+    if (entry === null) {
+      throw new TypeError(
+        'bson-rs/driver: install() could not find this mongodb module among the loaded modules; ' +
+          "pass the object returned by require('mongodb')"
+      );
+    }
+    driverFile = entry.filename;
+  } else {
+    throw new TypeError("bson-rs/driver: install(mongodb) needs the driver module, e.g. install(require('mongodb'))");
+  }
+  const driverPkg = findPackageJson(driverFile, 'mongodb');
+  if (driverPkg === null) {
+    throw new TypeError(`bson-rs/driver: ${driverFile} is not inside a mongodb package`);
+  }
+  // Resolve exactly as the driver's lib/bson.js does: require("bson") from the driver's lib folder.
+  const bsonFile = require.resolve('bson', { paths: [path.join(driverPkg.dir, 'lib')] });
+  const bsonPkg = findPackageJson(bsonFile, 'bson', 'bson-rs');
+  return {
+    mongodbDir: driverPkg.dir,
+    mongodbVersion: String(driverPkg.json.version),
+    bsonFile,
+    bsonVersion: bsonPkg ? String(bsonPkg.json.version) : 'unknown',
+    // npm overrides put bson-rs itself where the driver looks for bson: nothing to patch.
+    viaOverride: bsonPkg !== null && bsonPkg.json.name === 'bson-rs'
+  };
+}
+
+function checkSupported(where) {
+  const major = Number.parseInt(where.bsonVersion, 10);
+  if (!SUPPORTED_BSON_MAJORS.includes(major)) {
+    throw new Error(
+      `bson-rs/driver: mongodb ${where.mongodbVersion} uses bson ${where.bsonVersion} (${where.bsonFile}); ` +
+        `bson-rs supports ${SUPPORTED_TEXT} only`
+    );
+  }
+}
+
+function loadBson(where) {
+  // The driver has already loaded it, so this returns the driver's own module object.
+  const bson = require(where.bsonFile);
+  for (const name of [...CODEC_NAMES, 'BSON']) {
+    const d = Object.getOwnPropertyDescriptor(bson, name);
+    if (d === undefined || !('value' in d) || (!d.writable && !d.configurable)) {
+      throw new Error(`bson-rs/driver: ${where.bsonFile} has no writable export "${name}"; cannot install`);
+    }
+  }
+  const major = bson.ObjectId && bson.ObjectId.prototype[Symbol.for('@@mdb.bson.version')];
+  if (major !== undefined && !SUPPORTED_BSON_MAJORS.includes(major)) {
+    throw new Error(
+      `bson-rs/driver: mongodb ${where.mongodbVersion} uses a bson ${major}.x copy (${where.bsonFile}); ` +
+        `bson-rs supports ${SUPPORTED_TEXT} only`
+    );
+  }
+  return bson;
+}
+
+function setExport(bson, name, value) {
+  const d = Object.getOwnPropertyDescriptor(bson, name);
+  if (d.writable) bson[name] = value;
+  else Object.defineProperty(bson, name, { ...d, value });
+}
+
+/**
+ * Routes the given driver's codec through bson-rs. Installing twice is harmless.
+ * Returns a description of what was patched.
+ */
+function install(mongodb) {
+  const where = locate(mongodb);
+  if (where.viaOverride) {
+    return Object.freeze({
+      mongodbDir: where.mongodbDir,
+      mongodbVersion: where.mongodbVersion,
+      bsonFile: where.bsonFile,
+      bsonVersion: `bson-rs ${where.bsonVersion}`,
+      viaOverride: true
+    });
+  }
+  checkSupported(where);
+  const bson = loadBson(where);
+  const info = Object.freeze({
+    mongodbDir: where.mongodbDir,
+    mongodbVersion: where.mongodbVersion,
+    bsonFile: where.bsonFile,
+    bsonVersion: where.bsonVersion,
+    viaOverride: false
+  });
+  if (bson[STATE] !== undefined) return info;
+
+  // Build the codec from the pristine module, before anything on it changes.
+  const codec = createCodec(bson);
+  const originals = { BSON: bson.BSON };
+  for (const name of CODEC_NAMES) originals[name] = bson[name];
+
+  const namespace = Object.assign(Object.create(null), originals.BSON);
+  for (const name of CODEC_NAMES) namespace[name] = codec[name];
+  Object.freeze(namespace);
+
+  Object.defineProperty(bson, STATE, {
+    value: Object.freeze({ originals: Object.freeze(originals), codec, namespace, info }),
+    configurable: true,
+    enumerable: false,
+    writable: false
+  });
+  for (const name of CODEC_NAMES) setExport(bson, name, codec[name]);
+  setExport(bson, 'BSON', namespace);
+  registry.add(bson);
+  return info;
+}
+
+function restore(bson) {
+  const state = bson[STATE];
+  if (state === undefined) return false;
+  for (const name of CODEC_NAMES) setExport(bson, name, state.originals[name]);
+  setExport(bson, 'BSON', state.originals.BSON);
+  delete bson[STATE];
+  registry.delete(bson);
+  return true;
+}
+
+/**
+ * Restores the original js-bson functions of the given driver's bson copy, or,
+ * without an argument, of every bson copy installed into. Returns true if
+ * anything was restored.
+ */
+function uninstall(mongodb) {
+  if (mongodb !== undefined) {
+    const where = locate(mongodb);
+    if (where.viaOverride) return false;
+    const cached = require.cache[where.bsonFile];
+    return cached !== undefined && cached.exports != null ? restore(cached.exports) : false;
+  }
+  let restored = false;
+  for (const bson of [...registry]) restored = restore(bson) || restored;
+  return restored;
+}
+
+/** Whether the given driver's bson copy currently routes through bson-rs. */
+function isInstalled(mongodb) {
+  const where = locate(mongodb);
+  if (where.viaOverride) return true;
+  const cached = require.cache[where.bsonFile];
+  if (cached === undefined || cached.exports == null) return false;
+  const state = cached.exports[STATE];
+  return state !== undefined && cached.exports.BSON === state.namespace;
+}
+
+/** The bson module object (js-bson copy) the given driver loaded. */
+function driverBson(mongodb) {
+  const where = locate(mongodb);
+  return require(where.bsonFile);
+}
+
+module.exports = {
+  install,
+  uninstall,
+  isInstalled,
+  driverBson,
+  CODEC_NAMES,
+  SUPPORTED_BSON_MAJORS
+};
