@@ -1,10 +1,1194 @@
 'use strict';
-// PLACEHOLDER: delegates to js-bson until the Rust writer lands.
+// serialize / serializeWithBufferAndIndex / calculateObjectSize /
+// setInternalBufferSize, bound to one js-bson copy's classes.
+//
+// The walk mirrors js-bson's `serializeInto` (parser/serializer.ts) check for
+// check and in the same order, so every getter, toBSON() and error happens as
+// in js-bson. Instead of bytes it writes the encode tape (ARCHITECTURE.md,
+// "Encode tape") and collects the string / byte arguments; one native call
+// (`addon.encode`) then lays out the BSON bytes.
+const { addon, SLOT, ensureScratch } = require('./native');
+
+// ---- tape op codes (ARCHITECTURE.md) ----
+const END = 0x00;
+const DOUBLE = 0x01;
+const STRING = 0x02;
+const DOC = 0x03;
+const ARRAY = 0x04;
+const BINARY = 0x05;
+const OID = 0x07;
+const FALSE = 0x08;
+const DATE = 0x09;
+const NULL = 0x0a;
+const REGEX = 0x0b;
+const CODE = 0x0d;
+const SYMBOL = 0x0e;
+const CODE_W_SCOPE = 0x0f;
+const INT32 = 0x10;
+const TIMESTAMP = 0x11;
+const INT64 = 0x12;
+const DECIMAL128 = 0x13;
+const TRUE = 0x18;
+const SKIP = 0x20;
+const MAXKEY = 0x7f;
+const MINKEY = 0xff;
+
+const CHUNK = 8192; // max string/byte args per native call
+const MAX_BSON_SIZE = 2147483647;
+const MIN_TAPE = 64 * 1024;
+const KEEP_OUT = 17 * 1024 * 1024; // output scratch kept after a document up to this size
+
+// ---- key cache (shared by every js-bson copy: one native key table per environment) ----
+const KEY_CACHE_MAX = 65536;
+const KEY_MAX_LENGTH = 64; // longer keys are sent inline
+const K_NUL = 1;
+const K_DOLLAR = 2;
+const K_DOT = 4;
+const K_FLAGS = 7;
+const K_REF = ~0xff;
+// key → ((id + 1) << 8) | flags; flags are the js-bson key checks that would fail
+const keyCache = new Map();
+const keyBytes = new Int32Array(KEY_CACHE_MAX); // id → UTF-8 byte length
+let nextKeyId = 0;
+const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
+
+function keyFlags(key) {
+  if (key[0] === '$' && ignoreKeys.has(key)) return 0;
+  let flags = 0;
+  if (key.indexOf('\x00') !== -1) flags |= K_NUL;
+  if (key[0] === '$') flags |= K_DOLLAR;
+  if (key.includes('.')) flags |= K_DOT;
+  return flags;
+}
+
+/** Cache entry of a key not cached yet (defined in the native key table if there is room). */
+function newKey(key) {
+  const flags = keyFlags(key);
+  if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
+  const id = nextKeyId++;
+  keyBytes[id] = addon.defineKey(id, key);
+  const entry = ((id + 1) << 8) | flags;
+  keyCache.set(key, entry);
+  return entry;
+}
+
+// ---- js-bson's type predicates (parser/utils.ts) ----
+const typedArrayTag = Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Uint8Array.prototype),
+  Symbol.toStringTag
+).get;
+const objectToString = Object.prototype.toString;
+function isUint8Array(value) {
+  return typedArrayTag.call(value) === 'Uint8Array';
+}
+function isAnyArrayBuffer(value) {
+  return (
+    typeof value === 'object' &&
+    value != null &&
+    Symbol.toStringTag in value &&
+    (value[Symbol.toStringTag] === 'ArrayBuffer' ||
+      value[Symbol.toStringTag] === 'SharedArrayBuffer')
+  );
+}
+function isRegExp(value) {
+  return value instanceof RegExp || objectToString.call(value) === '[object RegExp]';
+}
+function isMap(value) {
+  return (
+    typeof value === 'object' &&
+    value != null &&
+    Symbol.toStringTag in value &&
+    value[Symbol.toStringTag] === 'Map'
+  );
+}
+function isDate(value) {
+  return value instanceof Date || objectToString.call(value) === '[object Date]';
+}
+
+const nullByte = /\x00/; // eslint-disable-line no-control-regex
+const REGEXP_FLAGS = ['', 'i', 's', 'is', 'm', 'im', 'sm', 'ism'];
+
+// ---- scratch buffers ----
+// Slots 2..5 are managed here: each walk context (one per re-entrancy level)
+// owns its tape buffers and registers them before its native call; the output
+// buffer is shared (it is only used inside a native call and copied out at once).
+const registered = [];
+for (const slot of [SLOT.encOps, SLOT.encNums, SLOT.encBytes, SLOT.encOut]) {
+  registered[slot] = ensureScratch(slot, 0);
+}
+function register(slot, buffer) {
+  if (registered[slot] !== buffer) {
+    addon.setScratch(slot, buffer);
+    registered[slot] = buffer;
+  }
+}
+
+let outBuffer = registered[SLOT.encOut];
+let outBytes = new Uint8Array(outBuffer);
+let configuredOut = outBuffer.byteLength; // setInternalBufferSize / minInternalBufferSize
+
+function setOut(size) {
+  outBuffer = new ArrayBuffer(size);
+  outBytes = new Uint8Array(outBuffer);
+  register(SLOT.encOut, outBuffer);
+}
+
+function growOut(needed) {
+  let size = outBuffer.byteLength;
+  while (size < needed) size *= 2;
+  setOut(size);
+}
+
+const MAX_PRESIZE = 64 * 1024 * 1024;
+/** js-bson's `if (buffer.length < size) buffer = ByteUtils.allocate(size)`, with its errors. */
+function ensureInternalSize(size) {
+  if (outBuffer.byteLength < size) {
+    if (typeof size !== 'number' || !(size <= require('node:buffer').constants.MAX_LENGTH)) {
+      Buffer.alloc(size); // throws js-bson's error before allocating anything
+      return;
+    }
+    const want = Math.min(Math.floor(size), MAX_PRESIZE);
+    if (want > configuredOut) configuredOut = want;
+    if (want > outBuffer.byteLength) setOut(want);
+  }
+}
+
+class Frame {
+  constructor() {
+    this.src = null;
+    this.target = null;
+    this.keys = null;
+    this.iter = null;
+    this.kind = 0;
+    this.idx = 0;
+    this.rustArr = false;
+    this.ck = false;
+    this.iu = false;
+  }
+}
+const KIND_OBJ = 0;
+const KIND_ARR = 1;
+const KIND_MAP = 2;
+
+/** Per re-entrancy level: tape buffers, argument list, frame stack, path. */
+class Ctx {
+  constructor(level) {
+    const ops = level === 0 ? registered[SLOT.encOps] : new ArrayBuffer(MIN_TAPE);
+    const nums = level === 0 ? registered[SLOT.encNums] : new ArrayBuffer(MIN_TAPE);
+    const bytes = level === 0 ? registered[SLOT.encBytes] : new ArrayBuffer(MIN_TAPE);
+    this.setOps(ops);
+    this.setNums(nums);
+    this.setBytes(bytes);
+    this.args = [0, 0];
+    this.frames = [];
+    this.path = new Set();
+  }
+  setOps(buffer) {
+    this.opsBuf = buffer;
+    this.ops = new Int32Array(buffer);
+  }
+  setNums(buffer) {
+    this.numsBuf = buffer;
+    this.f64 = new Float64Array(buffer);
+    this.i32 = new Int32Array(buffer);
+    this.i64 = new BigInt64Array(buffer);
+  }
+  setBytes(buffer) {
+    this.bytesBuf = buffer;
+    this.u8 = new Uint8Array(buffer);
+  }
+  growOps() {
+    const old = this.ops;
+    this.setOps(new ArrayBuffer(old.byteLength * 2));
+    this.ops.set(old);
+  }
+  growNums() {
+    const old = this.f64;
+    this.setNums(new ArrayBuffer(old.byteLength * 2));
+    this.f64.set(old);
+  }
+  growBytes() {
+    const old = this.u8;
+    this.setBytes(new ArrayBuffer(old.byteLength * 2));
+    this.u8.set(old);
+  }
+  frame(d) {
+    let f = this.frames[d];
+    if (f === undefined) {
+      f = new Frame();
+      this.frames[d] = f;
+    }
+    return f;
+  }
+  /** Drops references to user objects after a call. */
+  release(maxDepth) {
+    const frames = this.frames;
+    const n = Math.min(frames.length, maxDepth + 1);
+    for (let i = 0; i < n; i++) {
+      const f = frames[i];
+      f.src = f.target = f.keys = f.iter = null;
+    }
+    if (frames.length > 4096) frames.length = 4096;
+    this.path.clear();
+    this.args.length = 2;
+    // Tapes grown for a huge document go back to the default size.
+    if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
+    if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
+    if (this.u8.byteLength > 16 * MIN_TAPE) this.setBytes(new ArrayBuffer(MIN_TAPE));
+  }
+}
+
+const contexts = [];
+let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
+
+/** Runs the native writer over ctx's tape; returns the document length in outBytes. */
+function runNative(ctx, opsLen, argc, BSONError) {
+  register(SLOT.encOps, ctx.opsBuf);
+  register(SLOT.encNums, ctx.numsBuf);
+  register(SLOT.encBytes, ctx.bytesBuf);
+  const args = ctx.args;
+  args.length = argc;
+  args[1] = opsLen;
+  for (;;) {
+    let r;
+    if (argc <= CHUNK + 2) {
+      args[0] = 1;
+      r = addon.encode.apply(undefined, args);
+    } else {
+      let at = 2;
+      let first = 1;
+      do {
+        const end = Math.min(argc, at + CHUNK);
+        const chunk = [first, opsLen];
+        for (let i = at; i < end; i++) chunk.push(args[i]);
+        r = addon.encode.apply(undefined, chunk);
+        at = end;
+        first = 0;
+      } while (r === -1 && at < argc);
+    }
+    if (typeof r === 'string') throw new BSONError(r);
+    if (r >= 0) return r;
+    if (r === -1) throw new BSONError('bson-rs: encoder needed more arguments than the walk produced');
+    const needed = -r - 2;
+    if (needed > MAX_BSON_SIZE) {
+      throw new BSONError(
+        `Document exceeds the maximum BSON document size of ${MAX_BSON_SIZE} bytes`
+      );
+    }
+    growOut(needed);
+  }
+}
+
+/** After a huge document, drop the output scratch back to the configured size. */
+function shrinkOut() {
+  if (outBuffer.byteLength > KEEP_OUT && outBuffer.byteLength > configuredOut) {
+    setOut(Math.max(configuredOut, MIN_TAPE));
+  }
+}
+
+// ---- UTF-8 lengths for calculateObjectSize ----
+const SHORT_STRING = 32;
+function utf8LengthShort(s) {
+  const n = s.length;
+  let bytes = n;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) {
+      if (c < 0x800) bytes += 1;
+      else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
+        const d = s.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          bytes += 2; // 4 bytes for 2 code units
+          i++;
+        } else bytes += 2;
+      } else bytes += 2;
+    }
+  }
+  return bytes;
+}
+
+/** Sum of UTF-8 lengths of long strings, in native chunks. */
+function utf8LengthNative(strings) {
+  let total = 0;
+  for (let at = 0; at < strings.length; at += CHUNK) {
+    total +=
+      at === 0 && strings.length <= CHUNK
+        ? addon.utf8Length.apply(undefined, strings)
+        : addon.utf8Length.apply(undefined, strings.slice(at, at + CHUNK));
+  }
+  return total;
+}
+
 module.exports = function createSerializer(bson) {
-  return {
-    serialize: bson.serialize,
-    serializeWithBufferAndIndex: bson.serializeWithBufferAndIndex,
-    calculateObjectSize: bson.calculateObjectSize,
-    setInternalBufferSize: bson.setInternalBufferSize
-  };
+  const { BSONError, BSONVersionError, Binary } = bson;
+  const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
+  const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
+  let major;
+  try {
+    major = bson.MinKey.prototype[VERSION_SYMBOL];
+  } catch {
+    major = undefined;
+  }
+  const BSON_MAJOR_VERSION = typeof major === 'number' ? major : 7;
+  const SUBTYPE_BYTE_ARRAY = Binary?.SUBTYPE_BYTE_ARRAY ?? 2;
+  const SUBTYPE_VECTOR = Binary?.SUBTYPE_VECTOR ?? 9;
+  const VECTOR_TYPE = Binary?.VECTOR_TYPE ?? { Int8: 0x03, Float32: 0x27, PackedBit: 0x10 };
+
+  function validateBinaryVector(vector) {
+    if (vector.sub_type !== SUBTYPE_VECTOR) return;
+    const size = vector.position;
+    const datatype = vector.buffer[0];
+    const padding = vector.buffer[1];
+    if ((datatype === VECTOR_TYPE.Float32 || datatype === VECTOR_TYPE.Int8) && padding !== 0) {
+      throw new BSONError('Invalid Vector: padding must be zero for int8 and float32 vectors');
+    }
+    if (datatype === VECTOR_TYPE.Float32) {
+      if (size !== 0 && size - 2 !== 0 && (size - 2) % 4 !== 0) {
+        throw new BSONError('Invalid Vector: Float32 vector must contain a multiple of 4 bytes');
+      }
+    }
+    if (datatype === VECTOR_TYPE.PackedBit && padding !== 0 && size === 2) {
+      throw new BSONError(
+        'Invalid Vector: padding must be zero for packed bit vectors that are empty'
+      );
+    }
+    if (datatype === VECTOR_TYPE.PackedBit && padding > 7) {
+      throw new BSONError(
+        `Invalid Vector: padding must be a value between 0 and 7. found: ${padding}`
+      );
+    }
+  }
+
+  function keyError(entry, key, checkKeys) {
+    if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
+    if (checkKeys) {
+      if (entry & K_DOLLAR) throw new BSONError('key ' + key + " must not start with '$'");
+      if (entry & K_DOT) throw new BSONError('key ' + key + " must not contain '.'");
+    }
+  }
+
+  function circular() {
+    return new BSONError('Cannot convert circular structure to BSON');
+  }
+
+  /**
+   * Sets up frame `f` for iterating `source` (js-bson's makeFrame): arrays by
+   * index, Maps by entries(), anything else by Object.keys of its toBSON().
+   */
+  function makeFrame(f, source, ck, iu) {
+    f.src = source;
+    f.ck = ck;
+    f.iu = iu;
+    f.idx = 0;
+    if (Array.isArray(source)) {
+      f.kind = KIND_ARR;
+      f.target = source;
+      f.keys = null;
+      f.iter = null;
+      return;
+    }
+    if (source instanceof Map || isMap(source)) {
+      f.kind = KIND_MAP;
+      f.target = source;
+      f.keys = null;
+      f.iter = source.entries();
+      return;
+    }
+    let target = source;
+    if (typeof target?.toBSON === 'function') {
+      target = target.toBSON();
+      if (target != null && typeof target !== 'object') {
+        throw new BSONError('toBSON function did not return an object');
+      }
+    }
+    f.kind = KIND_OBJ;
+    f.target = target;
+    f.iter = null;
+    f.keys = Object.keys(target);
+  }
+
+  /**
+   * The walk: js-bson's serializeInto, writing the tape of `ctx`.
+   * Returns the number of args used (including the 2 reserved slots) in ctx.argc and ops in ctx.opsLen.
+   */
+  function walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined) {
+    const path = ctx.path;
+    let ops = ctx.ops;
+    let opsLimit = ops.length - 2;
+    let f64 = ctx.f64;
+    let i32 = ctx.i32;
+    let i64 = ctx.i64;
+    let numsLimit = f64.length;
+    let u8 = ctx.u8;
+    let bytesLimit = u8.length - 16;
+    const args = ctx.args;
+    let opi = 0;
+    let ni = 0;
+    let bi = 0;
+    let ai = 2;
+    let depth = 0;
+    let maxDepth = 0;
+
+    let fr = ctx.frame(0);
+    makeFrame(fr, object, checkKeys, ignoreUndefined);
+    fr.rustArr = false;
+    // current frame, in locals
+    let kind = fr.kind;
+    let target = fr.target;
+    let keys = fr.keys;
+    let iter = fr.iter;
+    let idx = 0;
+    let isArr = kind === KIND_ARR;
+    let rustArr = false;
+    let ck = fr.ck;
+    let iu = fr.iu;
+
+    try {
+      for (;;) {
+        if (opi >= opsLimit) {
+          ctx.growOps();
+          ops = ctx.ops;
+          opsLimit = ops.length - 2;
+        }
+        if (ni >= numsLimit) {
+          ctx.growNums();
+          f64 = ctx.f64;
+          i32 = ctx.i32;
+          i64 = ctx.i64;
+          numsLimit = f64.length;
+        }
+        if (bi >= bytesLimit) {
+          ctx.growBytes();
+          u8 = ctx.u8;
+          bytesLimit = u8.length - 16;
+        }
+
+        let key;
+        let value;
+        if (kind === KIND_OBJ) {
+          if (idx >= keys.length) {
+            ops[opi++] = END;
+            if (depth >= SCAN_DEPTH) path.delete(fr.src);
+            if (depth === 0) break;
+            fr = ctx.frames[--depth];
+            kind = fr.kind;
+            target = fr.target;
+            keys = fr.keys;
+            iter = fr.iter;
+            idx = fr.idx;
+            isArr = kind === KIND_ARR;
+            rustArr = fr.rustArr;
+            ck = fr.ck;
+            iu = fr.iu;
+            continue;
+          }
+          key = keys[idx++];
+          value = target[key];
+        } else if (kind === KIND_ARR) {
+          if (idx >= target.length) {
+            ops[opi++] = END;
+            if (depth >= SCAN_DEPTH) path.delete(fr.src);
+            if (depth === 0) break;
+            fr = ctx.frames[--depth];
+            kind = fr.kind;
+            target = fr.target;
+            keys = fr.keys;
+            iter = fr.iter;
+            idx = fr.idx;
+            isArr = kind === KIND_ARR;
+            rustArr = fr.rustArr;
+            ck = fr.ck;
+            iu = fr.iu;
+            continue;
+          }
+          const i = idx++;
+          key = rustArr ? i : String(i);
+          value = target[i];
+        } else {
+          const next = iter.next();
+          if (next.done) {
+            ops[opi++] = END;
+            if (depth >= SCAN_DEPTH) path.delete(fr.src);
+            if (depth === 0) break;
+            fr = ctx.frames[--depth];
+            kind = fr.kind;
+            target = fr.target;
+            keys = fr.keys;
+            iter = fr.iter;
+            idx = fr.idx;
+            isArr = kind === KIND_ARR;
+            rustArr = fr.rustArr;
+            ck = fr.ck;
+            iu = fr.iu;
+            continue;
+          }
+          key = next.value[0];
+          value = next.value[1];
+        }
+
+        if (value != null && typeof value.toBSON === 'function') {
+          value = value.toBSON();
+        }
+
+        // Key: kw > 0 cached key bits, 0 inline (key pushed as an arg),
+        // -1 array index written by Rust, -2 a non-string Map key.
+        let kw;
+        if (isArr) {
+          kw = rustArr ? -1 : 0;
+        } else if (typeof key === 'string') {
+          let entry = keyCache.get(key);
+          if (entry === undefined) entry = newKey(key);
+          if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck);
+          kw = entry & K_REF;
+        } else {
+          kw = -2;
+        }
+
+        const type = typeof value;
+        let op;
+        if (value === undefined) {
+          if (isArr || iu === false) op = NULL;
+          else continue;
+        } else if (value === null) {
+          op = NULL;
+        } else if (type === 'string') {
+          // key first, then the string
+          if (kw > 0) ops[opi++] = STRING | kw;
+          else {
+            ops[opi++] = STRING;
+            if (kw !== -1) args[ai++] = inlineKey(kw, key);
+          }
+          args[ai++] = value;
+          continue;
+        } else if (type === 'number') {
+          if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
+            op = INT32;
+            i32[ni * 2] = value;
+          } else {
+            op = DOUBLE;
+            f64[ni] = value;
+          }
+          ni++;
+        } else if (type === 'bigint') {
+          op = INT64;
+          i64[ni++] = value;
+        } else if (type === 'boolean') {
+          op = value ? TRUE : FALSE;
+        } else if (type === 'object' && value._bsontype == null) {
+          if (value instanceof Date || isDate(value)) {
+            if (kw > 0) ops[opi++] = DATE | kw;
+            else {
+              ops[opi++] = DATE;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            f64[ni++] = value.getTime();
+            continue;
+          } else if (value instanceof Uint8Array || isUint8Array(value)) {
+            if (kw > 0) ops[opi++] = BINARY | kw;
+            else {
+              ops[opi++] = BINARY;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            const size = value.length;
+            i32[ni * 2] = size;
+            i32[ni * 2 + 1] = 0;
+            ni++;
+            args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+            continue;
+          } else if (value instanceof RegExp || isRegExp(value)) {
+            if (kw > 0) ops[opi++] = REGEX | kw;
+            else {
+              ops[opi++] = REGEX;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            if (value.source && value.source.match(nullByte) != null) {
+              throw new BSONError('value ' + value.source + ' must not contain null bytes');
+            }
+            args[ai++] = value.source;
+            args[ai++] =
+              REGEXP_FLAGS[(value.ignoreCase ? 1 : 0) | (value.global ? 2 : 0) | (value.multiline ? 4 : 0)];
+            continue;
+          } else {
+            if (onPath(ctx.frames, depth, path, value)) throw circular();
+            const nestedIsArray = Array.isArray(value);
+            const nop = nestedIsArray ? ARRAY : DOC;
+            if (kw > 0) ops[opi++] = nop | kw;
+            else {
+              ops[opi++] = nop;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            if (depth + 1 >= SCAN_DEPTH) path.add(value);
+            fr.idx = idx;
+            fr = ctx.frame(++depth);
+            if (depth > maxDepth) maxDepth = depth;
+            makeFrame(fr, value, ck, iu);
+            fr.rustArr = nestedIsArray;
+            kind = fr.kind;
+            target = fr.target;
+            keys = fr.keys;
+            iter = fr.iter;
+            idx = 0;
+            isArr = kind === KIND_ARR;
+            rustArr = fr.rustArr;
+            continue;
+          }
+        } else if (type === 'object') {
+          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) {
+            throw new BSONVersionError();
+          }
+          const tag = value[bsonType];
+          if (tag === 'ObjectId') {
+            if (kw > 0) ops[opi++] = OID | kw;
+            else {
+              ops[opi++] = OID;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            value.serializeInto(u8, bi);
+            bi += 12;
+            continue;
+          } else if (tag === 'Decimal128') {
+            if (kw > 0) ops[opi++] = DECIMAL128 | kw;
+            else {
+              ops[opi++] = DECIMAL128;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            const b = value.bytes;
+            for (let i = 0; i < 16; i++) u8[bi + i] = b[i];
+            bi += 16;
+            continue;
+          } else if (tag === 'Long' || tag === 'Timestamp') {
+            const lop = tag === 'Long' ? INT64 : TIMESTAMP;
+            if (kw > 0) ops[opi++] = lop | kw;
+            else {
+              ops[opi++] = lop;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            i32[ni * 2] = value.getLowBits();
+            i32[ni * 2 + 1] = value.getHighBits();
+            ni++;
+            continue;
+          } else if (tag === 'Double') {
+            if (kw > 0) ops[opi++] = DOUBLE | kw;
+            else {
+              ops[opi++] = DOUBLE;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            f64[ni++] = value.value;
+            continue;
+          } else if (tag === 'Code') {
+            if (value.scope && typeof value.scope === 'object') {
+              if (kw > 0) ops[opi++] = CODE_W_SCOPE | kw;
+              else {
+              ops[opi++] = CODE_W_SCOPE;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+              args[ai++] = str(value.code);
+              const scope = value.scope;
+              if (onPath(ctx.frames, depth, path, scope)) throw circular();
+              if (depth + 1 >= SCAN_DEPTH) path.add(scope);
+              fr.idx = idx;
+              fr = ctx.frame(++depth);
+              if (depth > maxDepth) maxDepth = depth;
+              makeFrame(fr, scope, ck, iu);
+              fr.rustArr = false; // the scope is a document: array scopes get explicit keys
+              kind = fr.kind;
+              target = fr.target;
+              keys = fr.keys;
+              iter = fr.iter;
+              idx = 0;
+              isArr = kind === KIND_ARR;
+              rustArr = false;
+              continue;
+            }
+            if (kw > 0) ops[opi++] = CODE | kw;
+            else {
+              ops[opi++] = CODE;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            args[ai++] = str(value.code.toString());
+            continue;
+          } else if (tag === 'Binary') {
+            if (kw > 0) ops[opi++] = BINARY | kw;
+            else {
+              ops[opi++] = BINARY;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            const data = value.buffer;
+            const size = value.position;
+            const subType = value.sub_type;
+            if (subType === SUBTYPE_VECTOR) validateBinaryVector(value);
+            i32[ni * 2] = size;
+            i32[ni * 2 + 1] = subType === SUBTYPE_BYTE_ARRAY ? 2 : (subType & 0xff) | 0x100;
+            ni++;
+            args[ai++] = data instanceof Uint8Array ? data : toBytes(data, data?.length);
+            continue;
+          } else if (tag === 'BSONSymbol') {
+            if (kw > 0) ops[opi++] = SYMBOL | kw;
+            else {
+              ops[opi++] = SYMBOL;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            args[ai++] = str(value.value);
+            continue;
+          } else if (tag === 'DBRef') {
+            const orderedValues = Object.assign(
+              { $ref: value.collection, $id: value.oid },
+              value.db != null ? { $db: value.db } : null,
+              value.fields
+            );
+            if (kw > 0) ops[opi++] = DOC | kw;
+            else {
+              ops[opi++] = DOC;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            if (depth + 1 >= SCAN_DEPTH) path.add(orderedValues);
+            fr.idx = idx;
+            fr = ctx.frame(++depth);
+            if (depth > maxDepth) maxDepth = depth;
+            makeFrame(fr, orderedValues, false, true);
+            fr.rustArr = false;
+            kind = fr.kind;
+            target = fr.target;
+            keys = fr.keys;
+            iter = fr.iter;
+            idx = 0;
+            isArr = kind === KIND_ARR;
+            rustArr = false;
+            ck = false;
+            iu = true;
+            continue;
+          } else if (tag === 'BSONRegExp') {
+            if (kw > 0) ops[opi++] = REGEX | kw;
+            else {
+              ops[opi++] = REGEX;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            if (value.pattern.match(nullByte) != null) {
+              throw new BSONError('pattern ' + value.pattern + ' must not contain null bytes');
+            }
+            args[ai++] = str(value.pattern);
+            args[ai++] = str(value.options.split('').sort().join(''));
+            continue;
+          } else if (tag === 'Int32') {
+            const v = value.valueOf();
+            if (kw > 0) ops[opi++] = INT32 | kw;
+            else {
+              ops[opi++] = INT32;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+            i32[ni * 2] = v;
+            ni++;
+            continue;
+          } else if (tag === 'MinKey' || tag === 'MaxKey') {
+            op = tag === 'MinKey' ? MINKEY : MAXKEY;
+          } else if (typeof value._bsontype !== 'undefined') {
+            throw new BSONError(`Unrecognized or invalid _bsontype: ${String(value._bsontype)}`);
+          } else {
+            if (rustArr) ops[opi++] = SKIP;
+            continue;
+          }
+        } else if (type === 'function' && serializeFunctions) {
+          if (kw > 0) ops[opi++] = CODE | kw;
+          else {
+              ops[opi++] = CODE;
+              if (kw !== -1) args[ai++] = inlineKey(kw, key);
+            }
+          args[ai++] = str(value.toString());
+          continue;
+        } else {
+          // symbols, functions without serializeFunctions: skipped
+          if (rustArr) ops[opi++] = SKIP;
+          continue;
+        }
+
+        // simple element: op (+ key)
+        if (kw > 0) ops[opi++] = op | kw;
+        else {
+          ops[opi++] = op;
+          if (kw !== -1) args[ai++] = inlineKey(kw, key);
+        }
+      }
+    } finally {
+      ctx.maxDepth = maxDepth;
+    }
+    ctx.opsLen = opi;
+    ctx.argc = ai;
+
+  }
+
+  /** The whole serialize: walk, native write; returns the length in outBytes. */
+  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined) {
+    const lvl = level;
+    let ctx = contexts[lvl];
+    if (ctx === undefined) {
+      ctx = new Ctx(lvl);
+      contexts[lvl] = ctx;
+    }
+    level = lvl + 1;
+    ctx.maxDepth = 0;
+    try {
+      walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined);
+      return runNative(ctx, ctx.opsLen, ctx.argc, BSONError);
+    } finally {
+      level = lvl;
+      ctx.release(ctx.maxDepth);
+    }
+  }
+
+  function checkRoot(object) {
+    if (Array.isArray(object)) {
+      throw new BSONError('serialize does not support an array as the root input');
+    }
+    if (typeof object !== 'object') {
+      throw new BSONError('serialize does not support non-object as the root input');
+    } else if ('_bsontype' in object && typeof object._bsontype === 'string') {
+      throw new BSONError(`BSON types cannot be serialized as a document`);
+    } else if (isDate(object) || isRegExp(object) || isUint8Array(object) || isAnyArrayBuffer(object)) {
+      throw new BSONError(`date, regexp, typedarray, and arraybuffer cannot be BSON documents`);
+    }
+  }
+
+  function serialize(object, options = {}) {
+    const checkKeys = typeof options.checkKeys === 'boolean' ? options.checkKeys : false;
+    const serializeFunctions =
+      typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
+    const ignoreUndefined =
+      typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
+    const minInternalBufferSize =
+      typeof options.minInternalBufferSize === 'number' ? options.minInternalBufferSize : 0;
+    if (minInternalBufferSize > 0) ensureInternalSize(minInternalBufferSize);
+
+    if (object == null) return emptyDocument();
+    checkRoot(object);
+    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+    const result = Buffer.allocUnsafe(n);
+    copyOut(result, 0, n);
+    if (outBuffer.byteLength > KEEP_OUT) shrinkOut();
+    return result;
+  }
+
+  function serializeWithBufferAndIndex(object, finalBuffer, options = {}) {
+    const checkKeys = typeof options.checkKeys === 'boolean' ? options.checkKeys : false;
+    const serializeFunctions =
+      typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
+    const ignoreUndefined =
+      typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
+    const startIndex = typeof options.index === 'number' ? options.index : 0;
+
+    let n;
+    if (object == null) {
+      n = 5;
+      outBytes[0] = 5;
+      outBytes[1] = 0;
+      outBytes[2] = 0;
+      outBytes[3] = 0;
+      outBytes[4] = 0;
+    } else {
+      checkRoot(object);
+      n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+    }
+    try {
+      finalBuffer.set(outBytes.subarray(0, n), startIndex);
+    } finally {
+      if (outBuffer.byteLength > KEEP_OUT) shrinkOut();
+    }
+    return startIndex + n - 1;
+  }
+
+  // ---- calculateObjectSize (parser/calculate_size.ts) ----
+
+  function calculateObjectSize(object, options = {}) {
+    options = options || {};
+    const serializeFunctions =
+      typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
+    const ignoreUndefined =
+      typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
+    return internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined);
+  }
+
+  function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
+    const objectStack = [{ object, ignoreUndefined: ignoreUndefined ?? false, exit: false }];
+    const path = new Set();
+    const calc = { total: 0, long: [] };
+
+    while (objectStack.length > 0) {
+      const frame = objectStack.pop();
+      if (frame.exit) {
+        path.delete(frame.object);
+        continue;
+      }
+      const obj = frame.object;
+      const frameIgnoreUndefined = frame.ignoreUndefined;
+      path.add(obj);
+      frame.exit = true;
+      objectStack.push(frame);
+
+      calc.total += 5;
+
+      const isObjArray = Array.isArray(obj);
+      const isObjMap = !isObjArray && (obj instanceof Map || isMap(obj));
+      let target = obj;
+      if (!isObjArray && !isObjMap && typeof obj?.toBSON === 'function') {
+        target = obj.toBSON();
+      }
+
+      if (isObjArray) {
+        const array = target;
+        for (let i = 0; i < array.length; i++) {
+          calc.total += elementSize(
+            calc,
+            i,
+            array[i],
+            serializeFunctions,
+            true,
+            frameIgnoreUndefined,
+            objectStack,
+            path
+          );
+        }
+      } else if (isObjMap) {
+        for (const [key, value] of target) {
+          calc.total += elementSize(
+            calc,
+            key,
+            value,
+            serializeFunctions,
+            false,
+            frameIgnoreUndefined,
+            objectStack,
+            path
+          );
+        }
+      } else {
+        for (const key of Object.keys(target)) {
+          calc.total += elementSize(
+            calc,
+            key,
+            target[key],
+            serializeFunctions,
+            false,
+            frameIgnoreUndefined,
+            objectStack,
+            path
+          );
+        }
+      }
+    }
+
+    let total = calc.total;
+    if (calc.long.length > 0) total += utf8LengthNative(calc.long);
+    return total;
+  }
+
+  /** UTF-8 byte length of a value as js-bson's ByteUtils.utf8ByteLength (Buffer.byteLength). */
+  function byteLength(calc, s) {
+    if (typeof s === 'string') {
+      if (s.length <= SHORT_STRING) return utf8LengthShort(s);
+      calc.long.push(s);
+      return 0;
+    }
+    return Buffer.byteLength(s, 'utf8');
+  }
+
+  /** UTF-8 length of an element name (array index, cached key, or other). */
+  function nameLength(calc, name, isArray) {
+    if (typeof name === 'number') {
+      // i.toString() of an array index
+      return name < 10 ? 1 : name < 100 ? 2 : name < 1000 ? 3 : name < 10000 ? 4 : String(name).length;
+    }
+    if (typeof name === 'string') {
+      let entry = keyCache.get(name);
+      if (entry === undefined) entry = newKey(name);
+      const ref = entry >> 8;
+      if (ref > 0) return keyBytes[ref - 1];
+    }
+    return byteLength(calc, name);
+  }
+
+  function elementSize(calc, name, value, serializeFunctions = false, isArray = false, ignoreUndefined = false, objectStack, path) {
+    if (typeof value?.toBSON === 'function') {
+      value = value.toBSON();
+    }
+
+    switch (typeof value) {
+      case 'string':
+        return 1 + nameLength(calc, name, isArray) + 1 + 4 + byteLength(calc, value) + 1;
+      case 'number':
+        if (
+          Math.floor(value) === value &&
+          value >= -9007199254740992 &&
+          value <= 9007199254740992
+        ) {
+          if (!Object.is(value, -0) && value >= -2147483648 && value <= 2147483647) {
+            return nameLength(calc, name, isArray) + 1 + (4 + 1);
+          } else {
+            return nameLength(calc, name, isArray) + 1 + (8 + 1);
+          }
+        } else {
+          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+        }
+      case 'undefined':
+        if (isArray || !ignoreUndefined) return nameLength(calc, name, isArray) + 1 + 1;
+        return 0;
+      case 'boolean':
+        return nameLength(calc, name, isArray) + 1 + (1 + 1);
+      case 'object':
+        if (
+          value != null &&
+          typeof value._bsontype === 'string' &&
+          value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION
+        ) {
+          throw new BSONVersionError();
+        } else if (value == null || value._bsontype === 'MinKey' || value._bsontype === 'MaxKey') {
+          return nameLength(calc, name, isArray) + 1 + 1;
+        } else if (value._bsontype === 'ObjectId') {
+          return nameLength(calc, name, isArray) + 1 + (12 + 1);
+        } else if (value instanceof Date || isDate(value)) {
+          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+        } else if (
+          ArrayBuffer.isView(value) ||
+          value instanceof ArrayBuffer ||
+          isAnyArrayBuffer(value)
+        ) {
+          return nameLength(calc, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
+        } else if (
+          value._bsontype === 'Long' ||
+          value._bsontype === 'Double' ||
+          value._bsontype === 'Timestamp'
+        ) {
+          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+        } else if (value._bsontype === 'Decimal128') {
+          return nameLength(calc, name, isArray) + 1 + (16 + 1);
+        } else if (value._bsontype === 'Int32') {
+          return nameLength(calc, name, isArray) + 1 + (4 + 1);
+        } else if (value._bsontype === 'Code') {
+          if (value.scope != null && typeof value.scope === 'object') {
+            if (path.has(value.scope)) {
+              throw new BSONError('Cannot convert circular structure to BSON');
+            }
+            objectStack.push({ object: value.scope, ignoreUndefined, exit: false });
+            return nameLength(calc, name, isArray) + 1 + 1 + 4 + 4 + byteLength(calc, value.code.toString()) + 1;
+          } else {
+            return nameLength(calc, name, isArray) + 1 + 1 + 4 + byteLength(calc, value.code.toString()) + 1;
+          }
+        } else if (value._bsontype === 'Binary') {
+          const binary = value;
+          if (binary.sub_type === SUBTYPE_BYTE_ARRAY) {
+            return nameLength(calc, name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
+          } else {
+            return nameLength(calc, name, isArray) + 1 + (binary.position + 1 + 4 + 1);
+          }
+        } else if (value._bsontype === 'BSONSymbol') {
+          return nameLength(calc, name, isArray) + 1 + byteLength(calc, value.value) + 4 + 1 + 1;
+        } else if (value._bsontype === 'DBRef') {
+          const orderedValues = Object.assign(
+            { $ref: value.collection, $id: value.oid },
+            value.fields
+          );
+          if (value.db != null) {
+            orderedValues['$db'] = value.db;
+          }
+          objectStack.push({ object: orderedValues, ignoreUndefined: true, exit: false });
+          return nameLength(calc, name, isArray) + 1 + 1;
+        } else if (value instanceof RegExp || isRegExp(value)) {
+          return (
+            nameLength(calc, name, isArray) +
+            1 +
+            1 +
+            byteLength(calc, value.source) +
+            1 +
+            (value.global ? 1 : 0) +
+            (value.ignoreCase ? 1 : 0) +
+            (value.multiline ? 1 : 0) +
+            1
+          );
+        } else if (value._bsontype === 'BSONRegExp') {
+          return (
+            nameLength(calc, name, isArray) +
+            1 +
+            1 +
+            byteLength(calc, value.pattern) +
+            1 +
+            byteLength(calc, value.options) +
+            1
+          );
+        } else {
+          if (path.has(value)) {
+            throw new BSONError('Cannot convert circular structure to BSON');
+          }
+          objectStack.push({ object: value, ignoreUndefined, exit: false });
+          return nameLength(calc, name, isArray) + 1 + 1;
+        }
+      case 'function':
+        if (serializeFunctions) {
+          return nameLength(calc, name, isArray) + 1 + 1 + 4 + byteLength(calc, value.toString()) + 1;
+        }
+        return 0;
+      case 'bigint':
+        return nameLength(calc, name, isArray) + 1 + (8 + 1);
+      case 'symbol':
+        return 0;
+      default:
+        throw new BSONError(`Unrecognized JS type: ${typeof value}`);
+    }
+  }
+
+  function setInternalBufferSize(size) {
+    ensureInternalSize(size);
+  }
+
+  return { serialize, serializeWithBufferAndIndex, calculateObjectSize, setInternalBufferSize };
 };
+
+function emptyDocument() {
+  const result = Buffer.allocUnsafe(5);
+  result[0] = 5;
+  result[1] = 0;
+  result[2] = 0;
+  result[3] = 0;
+  result[4] = 0;
+  return result;
+}
+
+function copyOut(result, at, n) {
+  if (n <= 64) {
+    const src = outBytes;
+    for (let i = 0; i < n; i++) result[at + i] = src[i];
+  } else {
+    result.set(outBytes.subarray(0, n), at);
+  }
+}
+
+/** js-bson's `buffer.set(value)` of an array-like that is not a real typed array. */
+function toBytes(value, size) {
+  const n = typeof size === 'number' && size > 0 ? size : 0;
+  const bytes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) bytes[i] = value[i];
+  return bytes;
+}
+
+function notAString() {
+  return new TypeError('argument must be a string');
+}
+
+/** An inline key (kw 0), or js-bson's TypeError for a non-string Map key (kw -2). */
+function inlineKey(kw, key) {
+  if (kw === -2) throw notAString();
+  return key;
+}
+
+function str(value) {
+  if (typeof value !== 'string') throw notAString();
+  return value;
+}
+
+// The circular-structure path (js-bson's `path` Set) is exactly the sources
+// of the open frames: the first SCAN_DEPTH are scanned, deeper ones are in a Set.
+const SCAN_DEPTH = 16;
+function onPath(frames, depth, path, value) {
+  const n = depth < SCAN_DEPTH ? depth : SCAN_DEPTH - 1;
+  for (let d = 0; d <= n; d++) {
+    if (frames[d].src === value) return true;
+  }
+  return depth >= SCAN_DEPTH && path.has(value);
+}

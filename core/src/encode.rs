@@ -1,17 +1,788 @@
-//! BSON writer: turns the encode tape into BSON bytes.
+//! BSON writer: turns the encode tape (ARCHITECTURE.md, "Encode tape") into
+//! BSON bytes.
+//!
+//! The tape is produced by the JS walk (`lib/serialize.js`), which has already
+//! decided every type and performed every check whose outcome JS can observe.
+//! This writer only lays out bytes, but it still treats the tape as untrusted:
+//! a malformed tape gives an `Err`, never a panic or an out-of-bounds access.
+//!
+//! The writer is resumable: string and byte arguments arrive in chunks (a JS
+//! call can carry only so many arguments), so [`Encoder::run`] returns
+//! [`Step::NeedMore`] when the next element needs an argument of the next
+//! chunk; the arguments of the current chunk that were not consumed yet are
+//! copied into the encoder ("carry") and come first in the next call.
+//!
+//! When the output buffer is too small the writer keeps going in counting mode
+//! and finally reports the size needed ([`Step::TooSmall`]).
+
+/// Largest document size bson-rs produces (the int32 size prefix).
+pub const MAX_DOCUMENT_SIZE: usize = i32::MAX as usize;
+/// Bound of the key table (ids `0..MAX_KEYS`).
+pub const MAX_KEYS: usize = 1 << 16;
+
+/// Tape op codes (low byte of a tape word).
+pub mod op {
+  pub const END: u32 = 0x00;
+  pub const DOUBLE: u32 = 0x01;
+  pub const STRING: u32 = 0x02;
+  pub const DOC: u32 = 0x03;
+  pub const ARRAY: u32 = 0x04;
+  pub const BINARY: u32 = 0x05;
+  pub const OID: u32 = 0x07;
+  pub const FALSE: u32 = 0x08;
+  pub const DATE: u32 = 0x09;
+  pub const NULL: u32 = 0x0A;
+  pub const REGEX: u32 = 0x0B;
+  pub const CODE: u32 = 0x0D;
+  pub const SYMBOL: u32 = 0x0E;
+  pub const CODE_W_SCOPE: u32 = 0x0F;
+  pub const INT32: u32 = 0x10;
+  pub const TIMESTAMP: u32 = 0x11;
+  pub const INT64: u32 = 0x12;
+  pub const DECIMAL128: u32 = 0x13;
+  pub const TRUE: u32 = 0x18;
+  pub const SKIP: u32 = 0x20;
+  pub const MAXKEY: u32 = 0x7F;
+  pub const MINKEY: u32 = 0xFF;
+}
+
+/// The string / byte arguments of one `encode` call.
+pub trait ArgSource {
+  /// Number of arguments available.
+  fn count(&self) -> usize;
+  /// Writes string argument `i` as UTF-8 into `dst`. `Some(n)`: all `n` bytes
+  /// were written. `None`: it does not fit. `dst` may be changed either way.
+  fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String>;
+  /// UTF-8 byte length of string argument `i`.
+  fn str_len(&mut self, i: usize) -> Result<usize, String>;
+  /// The bytes of byte-array argument `i` (valid until the next call on `self`).
+  fn bytes(&mut self, i: usize) -> Result<&[u8], String>;
+  /// An owned copy of argument `i` (string or bytes), for carrying it over to the next chunk.
+  fn to_owned(&mut self, i: usize) -> Result<OwnedArg, String>;
+}
+
+/// An argument copied out of its chunk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedArg {
+  Str(Vec<u8>),
+  Bytes(Vec<u8>),
+}
+
+impl ArgSource for [OwnedArg] {
+  fn count(&self) -> usize {
+    self.len()
+  }
+  fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    match self.get(i) {
+      Some(OwnedArg::Str(s)) => match dst.get_mut(..s.len()) {
+        Some(d) => {
+          d.copy_from_slice(s);
+          Ok(Some(s.len()))
+        }
+        None => Ok(None),
+      },
+      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
+    }
+  }
+  fn str_len(&mut self, i: usize) -> Result<usize, String> {
+    match self.get(i) {
+      Some(OwnedArg::Str(s)) => Ok(s.len()),
+      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
+    }
+  }
+  fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
+    match self.get(i) {
+      Some(OwnedArg::Bytes(b)) => Ok(b),
+      _ => Err(format!("bson-rs: encode argument {i} is not a byte array")),
+    }
+  }
+  fn to_owned(&mut self, i: usize) -> Result<OwnedArg, String> {
+    self.get(i).cloned().ok_or_else(|| format!("bson-rs: encode argument {i} is missing"))
+  }
+}
+
+/// The carried-over arguments followed by the current chunk's.
+struct Chained<'a, A: ArgSource + ?Sized> {
+  carry: &'a mut [OwnedArg],
+  rest: &'a mut A,
+}
+
+impl<A: ArgSource + ?Sized> ArgSource for Chained<'_, A> {
+  fn count(&self) -> usize {
+    self.carry.len() + self.rest.count()
+  }
+  fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.write_str(i, dst) } else { self.rest.write_str(i - c, dst) }
+  }
+  fn str_len(&mut self, i: usize) -> Result<usize, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.str_len(i) } else { self.rest.str_len(i - c) }
+  }
+  fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
+    let c = self.carry.len();
+    if i < c { self.carry.bytes(i) } else { self.rest.bytes(i - c) }
+  }
+  fn to_owned(&mut self, i: usize) -> Result<OwnedArg, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.to_owned(i) } else { self.rest.to_owned(i - c) }
+  }
+}
+
+/// Result of one [`Encoder::run`] call.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Step {
+  /// The document is complete: `n` bytes at the start of the output.
+  Done(usize),
+  /// Call again with the next chunk of arguments.
+  NeedMore,
+  /// The output was too small; `n` bytes are needed. Start over with a larger output.
+  TooSmall(usize),
+}
+
+const NO_CWS: usize = usize::MAX;
+
+#[derive(Clone, Copy)]
+struct Frame {
+  /// Output offset of this document's size prefix.
+  start: usize,
+  /// Output offset of the enclosing code-with-scope's total size, or `NO_CWS`.
+  cws: usize,
+  /// Keys are array indices written by the encoder.
+  array: bool,
+  index: u32,
+}
+
+/// Where a document in progress stands; survives between chunk calls.
+struct Cursor {
+  active: bool,
+  op: usize,
+  num: usize,
+  byte: usize,
+  arg: usize,
+  pos: usize,
+  overflow: bool,
+  frames: Vec<Frame>,
+}
 
 /// Encoder state that lives as long as the environment: the key table and a
 /// resumable cursor for documents whose strings arrive in several chunks.
-pub struct Encoder {}
-
-impl Encoder {
-  pub fn new() -> Self {
-    Encoder {}
-  }
+pub struct Encoder {
+  keys: Vec<Option<Box<[u8]>>>,
+  cur: Cursor,
+  carry: Vec<OwnedArg>,
 }
 
 impl Default for Encoder {
   fn default() -> Self {
     Self::new()
+  }
+}
+
+/// Output writer that switches to counting once the buffer is exhausted.
+struct Out<'a> {
+  buf: &'a mut [u8],
+  pos: usize,
+  overflow: bool,
+}
+
+impl Out<'_> {
+  #[inline]
+  fn put(&mut self, b: &[u8]) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos..self.pos.saturating_add(b.len())) {
+        Some(d) => d.copy_from_slice(b),
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(b.len());
+  }
+
+  #[inline]
+  fn byte(&mut self, b: u8) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos) {
+        Some(d) => *d = b,
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(1);
+  }
+
+  /// Writes `v` at an earlier offset (a size prefix); no-op in counting mode.
+  #[inline]
+  fn patch_i32(&mut self, at: usize, v: i32) {
+    if !self.overflow {
+      if let Some(d) = self.buf.get_mut(at..at.saturating_add(4)) {
+        d.copy_from_slice(&v.to_le_bytes());
+      }
+    }
+  }
+
+  /// Writes string argument `i` (no terminator); returns its byte length.
+  #[inline]
+  fn string<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
+    if !self.overflow {
+      if let Some(dst) = self.buf.get_mut(self.pos..) {
+        if let Some(n) = args.write_str(i, dst)? {
+          self.pos = self.pos.saturating_add(n);
+          return Ok(n);
+        }
+      }
+      self.overflow = true;
+    }
+    let n = args.str_len(i)?;
+    self.pos = self.pos.saturating_add(n);
+    Ok(n)
+  }
+
+  /// Writes an array index as decimal digits.
+  #[inline]
+  fn index(&mut self, mut v: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+      i -= 1;
+      digits[i] = b'0' + (v % 10) as u8;
+      v /= 10;
+      if v == 0 {
+        break;
+      }
+    }
+    self.put(&digits[i..]);
+  }
+}
+
+fn bad(what: &str) -> String {
+  format!("bson-rs: malformed encode tape ({what})")
+}
+
+fn too_large() -> String {
+  format!("Document exceeds the maximum BSON document size of {MAX_DOCUMENT_SIZE} bytes")
+}
+
+fn slot(nums: &[u8], k: usize) -> Result<[u8; 8], String> {
+  let s = k.checked_mul(8).ok_or_else(|| bad("number slot"))?;
+  nums
+    .get(s..s + 8)
+    .and_then(|b| b.try_into().ok())
+    .ok_or_else(|| bad("number slot past the end"))
+}
+
+fn i32_at(b: &[u8; 8], half: usize) -> i32 {
+  let o = half * 4;
+  i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+
+/// `Long.fromNumber(x)` of js-bson (what `serialize` does with `Date#getTime()`).
+pub fn long_from_number(x: f64) -> i64 {
+  // js-bson: NaN → 0, ≤ −2^63 → MIN, x + 1 ≥ 2^63 → MAX, else truncation
+  // toward zero; `as` does exactly this (saturating, NaN → 0).
+  x as i64
+}
+
+impl Encoder {
+  pub fn new() -> Self {
+    Encoder {
+      keys: Vec::new(),
+      cur: Cursor { active: false, op: 0, num: 0, byte: 0, arg: 0, pos: 0, overflow: false, frames: Vec::new() },
+      carry: Vec::new(),
+    }
+  }
+
+  /// Key table entry `id` ← UTF-8 bytes of the key.
+  pub fn define_key(&mut self, id: usize, key: &[u8]) -> Result<(), String> {
+    if id >= MAX_KEYS {
+      return Err(format!("bson-rs: key id {id} out of range"));
+    }
+    if self.keys.len() <= id {
+      self.keys.resize(id + 1, None);
+    }
+    self.keys[id] = Some(key.into());
+    Ok(())
+  }
+
+  /// Starts a new document (drops any document in progress).
+  pub fn begin(&mut self) {
+    let c = &mut self.cur;
+    c.active = true;
+    c.op = 0;
+    c.num = 0;
+    c.byte = 0;
+    c.arg = 0;
+    c.pos = 4;
+    c.overflow = false;
+    c.frames.clear();
+    c.frames.push(Frame { start: 0, cws: NO_CWS, array: false, index: 0 });
+    self.carry.clear();
+  }
+
+  /// Abandons the document in progress and frees oversized internal buffers.
+  pub fn reset(&mut self) {
+    self.cur.active = false;
+    self.cur.frames.clear();
+    if self.cur.frames.capacity() > 4096 {
+      self.cur.frames.shrink_to(64);
+    }
+    self.carry.clear();
+    self.carry.shrink_to(8);
+  }
+
+  /// Runs the tape as far as the given arguments allow.
+  ///
+  /// `ops`: the whole tape; `nums`: 8-byte number slots; `bytes`: fixed-size
+  /// bytes; `out`: output; `args`: this chunk's arguments (after any carried ones).
+  pub fn run<A: ArgSource + ?Sized>(
+    &mut self,
+    ops: &[u32],
+    nums: &[u8],
+    bytes: &[u8],
+    out: &mut [u8],
+    args: &mut A,
+  ) -> Result<Step, String> {
+    if !self.cur.active {
+      return Err(bad("no document in progress"));
+    }
+    let mut carry = std::mem::take(&mut self.carry);
+    let result = self.run_inner(ops, nums, bytes, out, &mut Chained { carry: &mut carry, rest: args });
+    match result {
+      Ok(Step::NeedMore) => {
+        // The arguments not consumed yet move into the new carry.
+        let mut chained = Chained { carry: &mut carry, rest: args };
+        let mut next = Vec::new();
+        for i in self.cur.arg..chained.count() {
+          next.push(chained.to_owned(i)?);
+        }
+        self.carry = next;
+        self.cur.arg = 0;
+        Ok(Step::NeedMore)
+      }
+      other => {
+        self.reset();
+        other
+      }
+    }
+  }
+
+  fn run_inner<A: ArgSource + ?Sized>(
+    &mut self,
+    ops: &[u32],
+    nums: &[u8],
+    bytes: &[u8],
+    buf: &mut [u8],
+    args: &mut A,
+  ) -> Result<Step, String> {
+    let keys = &self.keys;
+    let c = &mut self.cur;
+    let nargs = args.count();
+    let mut out = Out { buf, pos: c.pos, overflow: c.overflow };
+    let mut ai = c.arg;
+    let mut ni = c.num;
+    let mut bi = c.byte;
+    let mut oi = c.op;
+    let frames = &mut c.frames;
+    loop {
+      let Some(&word) = ops.get(oi) else {
+        return Err(bad("ended inside a document"));
+      };
+      let code = word & 0xFF;
+      let key_ref = (word >> 8) as usize;
+      let Some(frame) = frames.last_mut() else {
+        return Err(bad("no open document"));
+      };
+      if code == op::END {
+        out.byte(0);
+        let size = out.pos - frame.start;
+        if size > MAX_DOCUMENT_SIZE {
+          return Err(too_large());
+        }
+        out.patch_i32(frame.start, size as i32);
+        if frame.cws != NO_CWS {
+          let total = out.pos - frame.cws;
+          if total > MAX_DOCUMENT_SIZE {
+            return Err(too_large());
+          }
+          out.patch_i32(frame.cws, total as i32);
+        }
+        frames.pop();
+        oi += 1;
+        if frames.is_empty() {
+          if oi != ops.len() {
+            return Err(bad("ops after the root document"));
+          }
+          return Ok(if out.overflow { Step::TooSmall(out.pos) } else { Step::Done(out.pos) });
+        }
+        continue;
+      }
+      if code == op::SKIP {
+        if !frame.array {
+          return Err(bad("skip outside an array"));
+        }
+        frame.index = frame.index.wrapping_add(1);
+        oi += 1;
+        continue;
+      }
+      let (type_byte, str_args, num_slots, fixed) = match code {
+        op::DOUBLE => (0x01u8, 0usize, 1usize, 0usize),
+        op::STRING => (0x02, 1, 0, 0),
+        op::DOC => (0x03, 0, 0, 0),
+        op::ARRAY => (0x04, 0, 0, 0),
+        op::BINARY => (0x05, 1, 1, 0),
+        op::OID => (0x07, 0, 0, 12),
+        op::FALSE | op::TRUE => (0x08, 0, 0, 0),
+        op::DATE => (0x09, 0, 1, 0),
+        op::NULL => (0x0A, 0, 0, 0),
+        op::REGEX => (0x0B, 2, 0, 0),
+        op::CODE => (0x0D, 1, 0, 0),
+        op::SYMBOL => (0x0E, 1, 0, 0),
+        op::CODE_W_SCOPE => (0x0F, 1, 0, 0),
+        op::INT32 => (0x10, 0, 1, 0),
+        op::TIMESTAMP => (0x11, 0, 1, 0),
+        op::INT64 => (0x12, 0, 1, 0),
+        op::DECIMAL128 => (0x13, 0, 0, 16),
+        op::MAXKEY => (0x7F, 0, 0, 0),
+        op::MINKEY => (0xFF, 0, 0, 0),
+        _ => return Err(bad("unknown op")),
+      };
+      let inline_key = !frame.array && key_ref == 0;
+      if ai + usize::from(inline_key) + str_args > nargs {
+        // Needs arguments of the next chunk: stop before this element.
+        c.op = oi;
+        c.num = ni;
+        c.byte = bi;
+        c.arg = ai;
+        c.pos = out.pos;
+        c.overflow = out.overflow;
+        return Ok(Step::NeedMore);
+      }
+      let num = if num_slots > 0 {
+        let s = slot(nums, ni)?;
+        ni += 1;
+        s
+      } else {
+        [0u8; 8]
+      };
+      let fixed_bytes = if fixed > 0 {
+        let b = bytes.get(bi..bi + fixed).ok_or_else(|| bad("fixed bytes past the end"))?;
+        bi += fixed;
+        b
+      } else {
+        &[]
+      };
+
+      // Element header: type, key, NUL.
+      out.byte(type_byte);
+      if frame.array {
+        out.index(frame.index);
+        frame.index = frame.index.wrapping_add(1);
+      } else if inline_key {
+        out.string(args, ai)?;
+        ai += 1;
+      } else {
+        let key = keys.get(key_ref - 1).and_then(|k| k.as_deref()).ok_or_else(|| bad("undefined key id"))?;
+        out.put(key);
+      }
+      out.byte(0);
+
+      match code {
+        op::DOUBLE | op::INT64 | op::TIMESTAMP => out.put(&num),
+        op::INT32 => out.put(&num[..4]),
+        op::DATE => out.put(&long_from_number(f64::from_le_bytes(num)).to_le_bytes()),
+        op::FALSE => out.byte(0),
+        op::TRUE => out.byte(1),
+        op::OID | op::DECIMAL128 => out.put(fixed_bytes),
+        op::NULL | op::MINKEY | op::MAXKEY => {}
+        op::STRING | op::CODE | op::SYMBOL => {
+          let at = out.pos;
+          out.put(&[0; 4]);
+          let n = out.string(args, ai)?;
+          ai += 1;
+          out.byte(0);
+          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+          out.patch_i32(at, size as i32);
+        }
+        op::REGEX => {
+          out.string(args, ai)?;
+          out.byte(0);
+          out.string(args, ai + 1)?;
+          out.byte(0);
+          ai += 2;
+        }
+        op::BINARY => {
+          let len = i32_at(&num, 0);
+          let subtype = i32_at(&num, 1);
+          let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
+          let size = if subtype == 2 { len + 4 } else { len };
+          if size > MAX_DOCUMENT_SIZE {
+            return Err(too_large());
+          }
+          out.put(&(size as i32).to_le_bytes());
+          out.byte(subtype as u8);
+          if subtype == 2 {
+            out.put(&(len as i32).to_le_bytes());
+          }
+          let data = args.bytes(ai)?;
+          ai += 1;
+          let copied = data.len().min(len);
+          out.put(&data[..copied]);
+          // Like js-bson, bytes past the data (position > buffer length) are zeros.
+          let mut rest = len - copied;
+          while rest > 0 {
+            let n = rest.min(64);
+            out.put(&[0u8; 64][..n]);
+            rest -= n;
+          }
+        }
+        op::DOC | op::ARRAY => {
+          let start = out.pos;
+          out.put(&[0; 4]);
+          frames.push(Frame { start, cws: NO_CWS, array: code == op::ARRAY, index: 0 });
+        }
+        op::CODE_W_SCOPE => {
+          let cws = out.pos;
+          out.put(&[0; 4]);
+          let at = out.pos;
+          out.put(&[0; 4]);
+          let n = out.string(args, ai)?;
+          ai += 1;
+          out.byte(0);
+          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+          out.patch_i32(at, size as i32);
+          let start = out.pos;
+          out.put(&[0; 4]);
+          frames.push(Frame { start, cws, array: false, index: 0 });
+        }
+        _ => return Err(bad("unknown op")),
+      }
+      oi += 1;
+    }
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn w(code: u32, key_ref: u32) -> u32 {
+    code | key_ref << 8
+  }
+
+  fn s(x: &str) -> OwnedArg {
+    OwnedArg::Str(x.as_bytes().to_vec())
+  }
+
+  fn run_all(enc: &mut Encoder, ops: &[u32], nums: &[u8], bytes: &[u8], args: &[OwnedArg], chunk: usize) -> Result<Vec<u8>, String> {
+    let mut size = 16;
+    loop {
+      let mut out = vec![0xAAu8; size];
+      enc.begin();
+      let mut chunks: Vec<Vec<OwnedArg>> = args.chunks(chunk.max(1)).map(|c| c.to_vec()).collect();
+      if chunks.is_empty() {
+        chunks.push(Vec::new());
+      }
+      let mut result = None;
+      let nchunks = chunks.len();
+      for (i, c) in chunks.iter_mut().enumerate() {
+        match enc.run(ops, nums, bytes, &mut out, c.as_mut_slice())? {
+          Step::NeedMore => {
+            if i + 1 == nchunks {
+              return Err("needs more args than given".into());
+            }
+          }
+          other => {
+            result = Some(other);
+            break;
+          }
+        }
+      }
+      match result {
+        Some(Step::Done(n)) => {
+          out.truncate(n);
+          return Ok(out);
+        }
+        Some(Step::TooSmall(n)) => {
+          assert!(n > size);
+          if n > 1 << 20 {
+            return Err("too large for a test".into());
+          }
+          size = n;
+        }
+        _ => return Err("unfinished".into()),
+      }
+    }
+  }
+
+  fn f64s(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+  }
+
+  #[test]
+  fn empty_document() {
+    let mut e = Encoder::new();
+    assert_eq!(run_all(&mut e, &[0], &[], &[], &[], 8).unwrap(), vec![5, 0, 0, 0, 0]);
+  }
+
+  #[test]
+  fn strings_keys_and_numbers() {
+    let mut e = Encoder::new();
+    e.define_key(0, b"a").unwrap();
+    // {a: "xy", <inline "bb">: 1.5, a: int32 7}
+    let ops = [w(op::STRING, 1), w(op::DOUBLE, 0), w(op::INT32, 1), op::END];
+    let mut nums = f64s(&[1.5]);
+    nums.extend_from_slice(&7i32.to_le_bytes());
+    nums.extend_from_slice(&[0; 4]);
+    let args = [s("xy"), s("bb")];
+    let expect: Vec<u8> = [
+      &[0x22, 0, 0, 0][..],
+      &[2, b'a', 0, 3, 0, 0, 0, b'x', b'y', 0],
+      &[1, b'b', b'b', 0],
+      &1.5f64.to_le_bytes(),
+      &[0x10, b'a', 0, 7, 0, 0, 0],
+      &[0],
+    ]
+    .concat();
+    for chunk in 1..4 {
+      assert_eq!(run_all(&mut e, &ops, &nums, &[], &args, chunk).unwrap(), expect, "chunk {chunk}");
+    }
+  }
+
+  #[test]
+  fn arrays_skip_and_nested() {
+    let mut e = Encoder::new();
+    // {x: [true, <skip>, null, {}]}
+    let ops = [w(op::ARRAY, 0), op::TRUE, op::SKIP, op::NULL, op::DOC, op::END, op::END, op::END];
+    let got = run_all(&mut e, &ops, &[], &[], &[s("x")], 8).unwrap();
+    let inner: Vec<u8> = [&[0x14, 0, 0, 0][..], &[8, b'0', 0, 1], &[10, b'2', 0], &[3, b'3', 0, 5, 0, 0, 0, 0], &[0]].concat();
+    assert_eq!(inner.len(), 0x14);
+    let expect: Vec<u8> = [&[(4 + 3 + 0x14 + 1) as u8, 0, 0, 0][..], &[4, b'x', 0], &inner, &[0]].concat();
+    assert_eq!(got, expect);
+  }
+
+  #[test]
+  fn big_array_indices() {
+    let mut e = Encoder::new();
+    let mut ops = vec![w(op::ARRAY, 0)];
+    ops.extend(std::iter::repeat(op::NULL).take(1001));
+    ops.extend([op::END, op::END]);
+    let got = run_all(&mut e, &ops, &[], &[], &[s("a")], 8).unwrap();
+    let tail = [10u8, b'1', b'0', b'0', b'0', 0, 0, 0];
+    assert_eq!(&got[got.len() - 8..], &tail);
+  }
+
+  #[test]
+  fn binary_subtypes_and_fixed() {
+    let mut e = Encoder::new();
+    e.define_key(3, b"k").unwrap();
+    let ops = [w(op::BINARY, 4), w(op::BINARY, 4), w(op::OID, 4), op::END];
+    let mut nums = Vec::new();
+    for (len, sub) in [(2i32, 2i32), (4, 0x180)] {
+      nums.extend(len.to_le_bytes());
+      nums.extend(sub.to_le_bytes());
+    }
+    let oid: Vec<u8> = (1..=12).collect();
+    let args = [OwnedArg::Bytes(vec![9, 8, 7]), OwnedArg::Bytes(vec![1, 2])];
+    let got = run_all(&mut e, &ops, &nums, &oid, &args, 1).unwrap();
+    let expect: Vec<u8> = [
+      &[0, 0, 0, 0][..],
+      &[5, b'k', 0, 6, 0, 0, 0, 2, 2, 0, 0, 0, 9, 8],
+      &[5, b'k', 0, 4, 0, 0, 0, 0x80, 1, 2, 0, 0],
+      &[7, b'k', 0],
+      &oid,
+      &[0],
+    ]
+    .concat();
+    assert_eq!(&got[4..], &expect[4..]);
+    assert_eq!(got.len(), expect.len());
+  }
+
+  #[test]
+  fn code_with_scope_and_regex() {
+    let mut e = Encoder::new();
+    let ops = [w(op::CODE_W_SCOPE, 0), w(op::INT32, 0), op::END, w(op::REGEX, 0), op::END];
+    let nums = [1, 0, 0, 0, 0, 0, 0, 0];
+    let args = [s("c"), s("f"), s("v"), s("r"), s("ab"), s("im")];
+    let got = run_all(&mut e, &ops, &nums, &[], &args, 2).unwrap();
+    let scope: Vec<u8> = [&[0x0c, 0, 0, 0][..], &[0x10, b'v', 0, 1, 0, 0, 0], &[0]].concat();
+    let cws: Vec<u8> = [&((4 + 4 + 2 + scope.len()) as u32).to_le_bytes()[..], &[2, 0, 0, 0, b'f', 0], &scope].concat();
+    let body: Vec<u8> = [&[0x0F, b'c', 0][..], &cws, &[0x0B, b'r', 0, b'a', b'b', 0, b'i', b'm', 0], &[0]].concat();
+    let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+    assert_eq!(got, expect);
+  }
+
+  #[test]
+  fn dates_follow_long_from_number() {
+    assert_eq!(long_from_number(f64::NAN), 0);
+    assert_eq!(long_from_number(-1.5), -1);
+    assert_eq!(long_from_number(1e300), i64::MAX);
+    assert_eq!(long_from_number(-1e300), i64::MIN);
+    assert_eq!(long_from_number(8.64e15), 8_640_000_000_000_000);
+  }
+
+  #[test]
+  fn malformed_tapes_are_errors() {
+    let mut e = Encoder::new();
+    let cases: Vec<(Vec<u32>, Vec<u8>, Vec<OwnedArg>)> = vec![
+      (vec![], vec![], vec![]),
+      (vec![op::DOC], vec![], vec![s("a")]),
+      (vec![op::END, op::END], vec![], vec![]),
+      (vec![w(op::DOUBLE, 0)], vec![], vec![s("a")]),
+      (vec![w(op::STRING, 9), op::END], vec![], vec![s("a")]),
+      (vec![w(op::OID, 0), op::END], vec![], vec![s("a")]),
+      (vec![0x42, op::END], vec![], vec![]),
+      (vec![op::SKIP, op::END], vec![], vec![]),
+      (vec![w(op::BINARY, 0), op::END], vec![0xff; 8], vec![s("a"), OwnedArg::Bytes(vec![])]),
+      (vec![w(op::BINARY, 0), op::END], vec![0; 8], vec![s("a"), s("b")]),
+      (vec![w(op::STRING, 0), op::END], vec![], vec![s("a"), OwnedArg::Bytes(vec![])]),
+    ];
+    for (ops, nums, args) in cases {
+      assert!(run_all(&mut e, &ops, &nums, &[], &args, 8).is_err(), "{ops:?}");
+    }
+    // Running without begin() is an error too.
+    let mut out = [0u8; 8];
+    assert!(e.run(&[0], &[], &[], &mut out, &mut [][..]).is_err());
+  }
+
+  #[test]
+  fn too_small_reports_size_and_counting_matches() {
+    let mut e = Encoder::new();
+    let ops = [w(op::STRING, 0), op::END];
+    let long = "é".repeat(100);
+    let args = [s("k"), s(&long)];
+    let mut out = [0u8; 10];
+    e.begin();
+    let step = e.run(&ops, &[], &[], &mut out, &mut args.clone()[..]).unwrap();
+    assert_eq!(step, Step::TooSmall(4 + 1 + 2 + 4 + 200 + 1 + 1));
+  }
+
+  #[test]
+  fn key_ids_are_bounded() {
+    let mut e = Encoder::new();
+    assert!(e.define_key(MAX_KEYS, b"x").is_err());
+    assert!(e.define_key(MAX_KEYS - 1, b"x").is_ok());
+  }
+
+  /// Random tapes never panic (a poor man's fuzz target).
+  #[test]
+  fn random_tapes_do_not_panic() {
+    let mut seed = 0x2545F4914F6CDD1Du64;
+    let mut next = move || {
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      seed
+    };
+    let mut e = Encoder::new();
+    e.define_key(0, b"k").unwrap();
+    let codes = [0u32, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
+    for _ in 0..5_000 {
+      let n = (next() % 12) as usize;
+      let ops: Vec<u32> = (0..n).map(|_| codes[(next() % codes.len() as u64) as usize] | ((next() % 3) as u32) << 8).collect();
+      let nums: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
+      let bytes: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
+      let args: Vec<OwnedArg> = (0..(next() % 5))
+        .map(|_| if next() % 2 == 0 { s("ab") } else { OwnedArg::Bytes(vec![1, 2, 3]) })
+        .collect();
+      let _ = run_all(&mut e, &ops, &nums, &bytes, &args, 1 + (next() % 3) as usize);
+    }
   }
 }
