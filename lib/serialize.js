@@ -30,6 +30,8 @@ const INT64 = 0x12;
 const DECIMAL128 = 0x13;
 const TRUE = 0x18;
 const SKIP = 0x20;
+const STRING_BYTES = 0x22;
+const SHORT_STRING_BYTES = 48; // ASCII strings up to this length are written by the walk
 const MAXKEY = 0x7f;
 const MINKEY = 0xff;
 
@@ -181,6 +183,7 @@ class Ctx {
     this.setBytes(bytes);
     this.args = [0, 0];
     this.frames = [];
+    this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
   }
   setOps(buffer) {
@@ -221,16 +224,28 @@ class Ctx {
     return f;
   }
   /** Drops references to user objects after a call. */
-  release(maxDepth) {
+  release(maxDepth, argc) {
     const frames = this.frames;
-    const n = Math.min(frames.length, maxDepth + 1);
+    const srcs = this.srcs;
+    const n = maxDepth < frames.length ? maxDepth + 1 : frames.length;
     for (let i = 0; i < n; i++) {
       const f = frames[i];
-      f.src = f.target = f.keys = f.iter = null;
+      srcs[i] = undefined;
+      f.src = null;
+      f.target = null;
+      f.keys = null;
+      f.iter = null;
     }
-    if (frames.length > 4096) frames.length = 4096;
-    this.path.clear();
-    this.args.length = 2;
+    if (frames.length > 4096) {
+      frames.length = 4096;
+      srcs.length = 4096;
+    }
+    if (maxDepth >= SCAN_DEPTH) this.path.clear();
+    // Drop references to the strings sent (the array keeps its length, so the
+    // next document of the same shape needs no resize).
+    const args = this.args;
+    if (args.length > 65536) args.length = 2;
+    else if (argc > 2) args.fill(undefined, 2, argc);
     // Tapes grown for a huge document go back to the default size.
     if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
     if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
@@ -247,7 +262,7 @@ function runNative(ctx, opsLen, argc, BSONError) {
   register(SLOT.encNums, ctx.numsBuf);
   register(SLOT.encBytes, ctx.bytesBuf);
   const args = ctx.args;
-  args.length = argc;
+  if (args.length !== argc) args.length = argc;
   args[1] = opsLen;
   for (;;) {
     let r;
@@ -413,6 +428,7 @@ module.exports = function createSerializer(bson) {
    */
   function walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined) {
     const path = ctx.path;
+    const srcs = ctx.srcs;
     let ops = ctx.ops;
     let opsLimit = ops.length - 2;
     let f64 = ctx.f64;
@@ -420,7 +436,7 @@ module.exports = function createSerializer(bson) {
     let i64 = ctx.i64;
     let numsLimit = f64.length;
     let u8 = ctx.u8;
-    let bytesLimit = u8.length - 16;
+    let bytesLimit = u8.length - 64;
     const args = ctx.args;
     let opi = 0;
     let ni = 0;
@@ -430,6 +446,7 @@ module.exports = function createSerializer(bson) {
     let maxDepth = 0;
 
     let fr = ctx.frame(0);
+    srcs[0] = object;
     makeFrame(fr, object, checkKeys, ignoreUndefined);
     fr.rustArr = false;
     // current frame, in locals
@@ -460,7 +477,7 @@ module.exports = function createSerializer(bson) {
         if (bi >= bytesLimit) {
           ctx.growBytes();
           u8 = ctx.u8;
-          bytesLimit = u8.length - 16;
+          bytesLimit = u8.length - 64;
         }
 
         let key;
@@ -552,7 +569,28 @@ module.exports = function createSerializer(bson) {
         } else if (value === null) {
           op = NULL;
         } else if (type === 'string') {
-          // key first, then the string
+          // Short ASCII strings go to the bytes tape (as js-bson's tryWriteBasicLatin);
+          // others are string args that Rust writes as UTF-8.
+          const n = value.length;
+          if (n <= SHORT_STRING_BYTES) {
+            let j = 0;
+            for (; j < n; j++) {
+              const c = value.charCodeAt(j);
+              if (c > 127) break;
+              u8[bi + j] = c;
+            }
+            if (j === n) {
+              if (kw > 0) ops[opi++] = STRING_BYTES | kw;
+              else {
+                ops[opi++] = STRING_BYTES;
+                if (kw !== -1) args[ai++] = inlineKey(kw, key);
+              }
+              i32[ni * 2] = n;
+              ni++;
+              bi += n;
+              continue;
+            }
+          }
           if (kw > 0) ops[opi++] = STRING | kw;
           else {
             ops[opi++] = STRING;
@@ -609,7 +647,7 @@ module.exports = function createSerializer(bson) {
               REGEXP_FLAGS[(value.ignoreCase ? 1 : 0) | (value.global ? 2 : 0) | (value.multiline ? 4 : 0)];
             continue;
           } else {
-            if (onPath(ctx.frames, depth, path, value)) throw circular();
+            if (onPath(srcs, depth, path, value)) throw circular();
             const nestedIsArray = Array.isArray(value);
             const nop = nestedIsArray ? ARRAY : DOC;
             if (kw > 0) ops[opi++] = nop | kw;
@@ -621,6 +659,7 @@ module.exports = function createSerializer(bson) {
             fr.idx = idx;
             fr = ctx.frame(++depth);
             if (depth > maxDepth) maxDepth = depth;
+            srcs[depth] = value;
             makeFrame(fr, value, ck, iu);
             fr.rustArr = nestedIsArray;
             kind = fr.kind;
@@ -684,11 +723,12 @@ module.exports = function createSerializer(bson) {
             }
               args[ai++] = str(value.code);
               const scope = value.scope;
-              if (onPath(ctx.frames, depth, path, scope)) throw circular();
+              if (onPath(srcs, depth, path, scope)) throw circular();
               if (depth + 1 >= SCAN_DEPTH) path.add(scope);
               fr.idx = idx;
               fr = ctx.frame(++depth);
               if (depth > maxDepth) maxDepth = depth;
+              srcs[depth] = scope;
               makeFrame(fr, scope, ck, iu);
               fr.rustArr = false; // the scope is a document: array scopes get explicit keys
               kind = fr.kind;
@@ -745,6 +785,7 @@ module.exports = function createSerializer(bson) {
             fr.idx = idx;
             fr = ctx.frame(++depth);
             if (depth > maxDepth) maxDepth = depth;
+            srcs[depth] = orderedValues;
             makeFrame(fr, orderedValues, false, true);
             fr.rustArr = false;
             kind = fr.kind;
@@ -810,9 +851,9 @@ module.exports = function createSerializer(bson) {
       }
     } finally {
       ctx.maxDepth = maxDepth;
+      ctx.argc = ai;
     }
     ctx.opsLen = opi;
-    ctx.argc = ai;
 
   }
 
@@ -826,12 +867,13 @@ module.exports = function createSerializer(bson) {
     }
     level = lvl + 1;
     ctx.maxDepth = 0;
+    ctx.argc = 2;
     try {
       walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined);
       return runNative(ctx, ctx.opsLen, ctx.argc, BSONError);
     } finally {
       level = lvl;
-      ctx.release(ctx.maxDepth);
+      ctx.release(ctx.maxDepth, ctx.argc);
     }
   }
 
@@ -1184,11 +1226,11 @@ function str(value) {
 
 // The circular-structure path (js-bson's `path` Set) is exactly the sources
 // of the open frames: the first SCAN_DEPTH are scanned, deeper ones are in a Set.
-const SCAN_DEPTH = 16;
-function onPath(frames, depth, path, value) {
+const SCAN_DEPTH = 64;
+function onPath(srcs, depth, path, value) {
   const n = depth < SCAN_DEPTH ? depth : SCAN_DEPTH - 1;
   for (let d = 0; d <= n; d++) {
-    if (frames[d].src === value) return true;
+    if (srcs[d] === value) return true;
   }
   return depth >= SCAN_DEPTH && path.has(value);
 }

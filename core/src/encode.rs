@@ -42,6 +42,7 @@ pub mod op {
   pub const DECIMAL128: u32 = 0x13;
   pub const TRUE: u32 = 0x18;
   pub const SKIP: u32 = 0x20;
+  pub const STRING_BYTES: u32 = 0x22;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -168,7 +169,8 @@ struct Cursor {
 /// Encoder state that lives as long as the environment: the key table and a
 /// resumable cursor for documents whose strings arrive in several chunks.
 pub struct Encoder {
-  keys: Vec<Option<Box<[u8]>>>,
+  /// id → (key bytes + NUL, zero-padded to whole words; length with the NUL).
+  keys: Vec<Option<(Box<[u64]>, usize)>>,
   cur: Cursor,
   carry: Vec<OwnedArg>,
 }
@@ -187,18 +189,24 @@ struct Out<'a> {
 }
 
 impl Out<'_> {
-  #[inline]
-  fn put(&mut self, b: &[u8]) {
+  /// `n` bytes fit at the current position (and we are not counting).
+  #[inline(always)]
+  fn room(&self, n: usize) -> bool {
+    !self.overflow && self.buf.len().saturating_sub(self.pos) >= n
+  }
+
+  #[inline(always)]
+  fn put<const N: usize>(&mut self, b: [u8; N]) {
     if !self.overflow {
-      match self.buf.get_mut(self.pos..self.pos.saturating_add(b.len())) {
-        Some(d) => d.copy_from_slice(b),
+      match self.buf.get_mut(self.pos..self.pos.saturating_add(N)) {
+        Some(d) => d.copy_from_slice(&b),
         None => self.overflow = true,
       }
     }
-    self.pos = self.pos.saturating_add(b.len());
+    self.pos = self.pos.saturating_add(N);
   }
 
-  #[inline]
+  #[inline(always)]
   fn byte(&mut self, b: u8) {
     if !self.overflow {
       match self.buf.get_mut(self.pos) {
@@ -209,8 +217,45 @@ impl Out<'_> {
     self.pos = self.pos.saturating_add(1);
   }
 
+  /// Variable-length copy (binary data, long keys).
+  fn put_slice(&mut self, b: &[u8]) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos..self.pos.saturating_add(b.len())) {
+        Some(d) => d.copy_from_slice(b),
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(b.len());
+  }
+
+  /// Writes the first `len` bytes of `words` (little-endian byte order). With
+  /// room for all the words it stores whole words: the bytes past `len` are
+  /// scratch that the following writes overwrite.
+  #[inline(always)]
+  fn put_words(&mut self, words: &[u64], len: usize) {
+    let whole = words.len() * 8;
+    if self.room(whole) {
+      let mut p = self.pos;
+      for w in words {
+        if let Some(d) = self.buf.get_mut(p..p + 8) {
+          d.copy_from_slice(&w.to_le_bytes());
+        }
+        p += 8;
+      }
+      self.pos += len;
+    } else {
+      for (i, w) in words.iter().enumerate() {
+        for (j, b) in w.to_le_bytes().iter().enumerate() {
+          if i * 8 + j < len {
+            self.byte(*b);
+          }
+        }
+      }
+    }
+  }
+
   /// Writes `v` at an earlier offset (a size prefix); no-op in counting mode.
-  #[inline]
+  #[inline(always)]
   fn patch_i32(&mut self, at: usize, v: i32) {
     if !self.overflow {
       if let Some(d) = self.buf.get_mut(at..at.saturating_add(4)) {
@@ -236,21 +281,53 @@ impl Out<'_> {
     Ok(n)
   }
 
-  /// Writes an array index as decimal digits.
-  #[inline]
-  fn index(&mut self, mut v: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    loop {
-      i -= 1;
-      digits[i] = b'0' + (v % 10) as u8;
-      v /= 10;
-      if v == 0 {
-        break;
+  /// Writes an array index as decimal digits followed by NUL.
+  #[inline(always)]
+  fn index_cstr(&mut self, v: u32) {
+    if v < 10_000_000 {
+      let (word, len) = index_word(v);
+      self.put_words(&[word], len + 1);
+    } else {
+      let mut digits = [0u8; 11];
+      let mut i = 10;
+      let mut v = v;
+      loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+          break;
+        }
       }
+      self.put_slice(&digits[i..]);
     }
-    self.put(&digits[i..]);
   }
+}
+
+/// Decimal digits of `v` (< 10^7) packed little-endian in a word, NUL-padded; and the digit count.
+#[inline(always)]
+fn index_word(mut v: u32) -> (u64, usize) {
+  let len = if v < 10 {
+    1
+  } else if v < 100 {
+    2
+  } else if v < 1000 {
+    3
+  } else if v < 10_000 {
+    4
+  } else if v < 100_000 {
+    5
+  } else if v < 1_000_000 {
+    6
+  } else {
+    7
+  };
+  let mut word = 0u64;
+  for _ in 0..len {
+    word = (word << 8) | u64::from(b'0' + (v % 10) as u8);
+    v /= 10;
+  }
+  (word, len)
 }
 
 fn bad(what: &str) -> String {
@@ -259,19 +336,6 @@ fn bad(what: &str) -> String {
 
 fn too_large() -> String {
   format!("Document exceeds the maximum BSON document size of {MAX_DOCUMENT_SIZE} bytes")
-}
-
-fn slot(nums: &[u8], k: usize) -> Result<[u8; 8], String> {
-  let s = k.checked_mul(8).ok_or_else(|| bad("number slot"))?;
-  nums
-    .get(s..s + 8)
-    .and_then(|b| b.try_into().ok())
-    .ok_or_else(|| bad("number slot past the end"))
-}
-
-fn i32_at(b: &[u8; 8], half: usize) -> i32 {
-  let o = half * 4;
-  i32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
 }
 
 /// `Long.fromNumber(x)` of js-bson (what `serialize` does with `Date#getTime()`).
@@ -298,7 +362,12 @@ impl Encoder {
     if self.keys.len() <= id {
       self.keys.resize(id + 1, None);
     }
-    self.keys[id] = Some(key.into());
+    let len = key.len() + 1;
+    let mut words = vec![0u64; len.div_ceil(8)];
+    for (i, b) in key.iter().enumerate() {
+      words[i / 8] |= u64::from(*b) << ((i % 8) * 8);
+    }
+    self.keys[id] = Some((words.into_boxed_slice(), len));
     Ok(())
   }
 
@@ -385,12 +454,13 @@ impl Encoder {
       let Some(&word) = ops.get(oi) else {
         return Err(bad("ended inside a document"));
       };
-      let code = word & 0xFF;
+      let code = (word & 0xFF) as usize;
       let key_ref = (word >> 8) as usize;
       let Some(frame) = frames.last_mut() else {
         return Err(bad("no open document"));
       };
-      if code == op::END {
+      let info = OPS[code];
+      if info.kind == K_END {
         out.byte(0);
         let size = out.pos - frame.start;
         if size > MAX_DOCUMENT_SIZE {
@@ -414,7 +484,7 @@ impl Encoder {
         }
         continue;
       }
-      if code == op::SKIP {
+      if info.kind == K_SKIP {
         if !frame.array {
           return Err(bad("skip outside an array"));
         }
@@ -422,30 +492,20 @@ impl Encoder {
         oi += 1;
         continue;
       }
-      let (type_byte, str_args, num_slots, fixed) = match code {
-        op::DOUBLE => (0x01u8, 0usize, 1usize, 0usize),
-        op::STRING => (0x02, 1, 0, 0),
-        op::DOC => (0x03, 0, 0, 0),
-        op::ARRAY => (0x04, 0, 0, 0),
-        op::BINARY => (0x05, 1, 1, 0),
-        op::OID => (0x07, 0, 0, 12),
-        op::FALSE | op::TRUE => (0x08, 0, 0, 0),
-        op::DATE => (0x09, 0, 1, 0),
-        op::NULL => (0x0A, 0, 0, 0),
-        op::REGEX => (0x0B, 2, 0, 0),
-        op::CODE => (0x0D, 1, 0, 0),
-        op::SYMBOL => (0x0E, 1, 0, 0),
-        op::CODE_W_SCOPE => (0x0F, 1, 0, 0),
-        op::INT32 => (0x10, 0, 1, 0),
-        op::TIMESTAMP => (0x11, 0, 1, 0),
-        op::INT64 => (0x12, 0, 1, 0),
-        op::DECIMAL128 => (0x13, 0, 0, 16),
-        op::MAXKEY => (0x7F, 0, 0, 0),
-        op::MINKEY => (0xFF, 0, 0, 0),
-        _ => return Err(bad("unknown op")),
-      };
+      if info.kind == K_BAD {
+        return Err(bad("unknown op"));
+      }
+      // Fast path: a run of fixed-size values whose keys come from the table
+      // or are array indices, while there is room for whole elements.
+      if info.fast && out.room(FAST_ROOM) {
+        let before = oi;
+        fast_run(&mut out, ops, &mut oi, nums, &mut ni, bytes, &mut bi, frame, keys)?;
+        if oi != before {
+          continue;
+        }
+      }
       let inline_key = !frame.array && key_ref == 0;
-      if ai + usize::from(inline_key) + str_args > nargs {
+      if ai + usize::from(inline_key) + info.strings as usize > nargs {
         // Needs arguments of the next chunk: stop before this element.
         c.op = oi;
         c.num = ni;
@@ -455,101 +515,112 @@ impl Encoder {
         c.overflow = out.overflow;
         return Ok(Step::NeedMore);
       }
-      let num = if num_slots > 0 {
-        let s = slot(nums, ni)?;
+      let num: [u8; 8] = if info.slot {
+        let s = ni.checked_mul(8).and_then(|s| nums.get(s..s.checked_add(8)?)).ok_or_else(|| bad("number slot past the end"))?;
         ni += 1;
-        s
+        s.try_into().map_err(|_| bad("number slot"))?
       } else {
         [0u8; 8]
       };
-      let fixed_bytes = if fixed > 0 {
-        let b = bytes.get(bi..bi + fixed).ok_or_else(|| bad("fixed bytes past the end"))?;
-        bi += fixed;
-        b
-      } else {
-        &[]
-      };
 
       // Element header: type, key, NUL.
-      out.byte(type_byte);
+      out.byte(info.type_byte);
       if frame.array {
-        out.index(frame.index);
+        out.index_cstr(frame.index);
         frame.index = frame.index.wrapping_add(1);
       } else if inline_key {
         out.string(args, ai)?;
         ai += 1;
+        out.byte(0);
       } else {
-        let key = keys.get(key_ref - 1).and_then(|k| k.as_deref()).ok_or_else(|| bad("undefined key id"))?;
-        out.put(key);
+        let (words, len) = keys.get(key_ref - 1).and_then(|k| k.as_ref()).ok_or_else(|| bad("undefined key id"))?;
+        out.put_words(words, *len);
       }
-      out.byte(0);
 
-      match code {
-        op::DOUBLE | op::INT64 | op::TIMESTAMP => out.put(&num),
-        op::INT32 => out.put(&num[..4]),
-        op::DATE => out.put(&long_from_number(f64::from_le_bytes(num)).to_le_bytes()),
-        op::FALSE => out.byte(0),
-        op::TRUE => out.byte(1),
-        op::OID | op::DECIMAL128 => out.put(fixed_bytes),
-        op::NULL | op::MINKEY | op::MAXKEY => {}
-        op::STRING | op::CODE | op::SYMBOL => {
+      match info.kind {
+        K_NUM8 => out.put(num),
+        K_INT32 => out.put([num[0], num[1], num[2], num[3]]),
+        K_DATE => out.put(long_from_number(f64::from_le_bytes(num)).to_le_bytes()),
+        K_FALSE => out.byte(0),
+        K_TRUE => out.byte(1),
+        K_NONE => {}
+        K_OID => {
+          let b: [u8; 12] = bytes.get(bi..bi + 12).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
+          bi += 12;
+          out.put(b);
+        }
+        K_DEC => {
+          let b: [u8; 16] = bytes.get(bi..bi + 16).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
+          bi += 16;
+          out.put(b);
+        }
+        K_STRB => {
+          let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+          let src = bytes.get(bi..bi.saturating_add(n)).ok_or_else(|| bad("string bytes past the end"))?;
+          bi += n;
+          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+          out.put((size as i32).to_le_bytes());
+          out.put_slice(src);
+          out.byte(0);
+        }
+        K_STR => {
           let at = out.pos;
-          out.put(&[0; 4]);
+          out.put([0; 4]);
           let n = out.string(args, ai)?;
           ai += 1;
           out.byte(0);
           let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
           out.patch_i32(at, size as i32);
         }
-        op::REGEX => {
+        K_REGEX => {
           out.string(args, ai)?;
           out.byte(0);
           out.string(args, ai + 1)?;
           out.byte(0);
           ai += 2;
         }
-        op::BINARY => {
-          let len = i32_at(&num, 0);
-          let subtype = i32_at(&num, 1);
+        K_BINARY => {
+          let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
+          let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
           let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
           let size = if subtype == 2 { len + 4 } else { len };
           if size > MAX_DOCUMENT_SIZE {
             return Err(too_large());
           }
-          out.put(&(size as i32).to_le_bytes());
+          out.put((size as i32).to_le_bytes());
           out.byte(subtype as u8);
           if subtype == 2 {
-            out.put(&(len as i32).to_le_bytes());
+            out.put((len as i32).to_le_bytes());
           }
           let data = args.bytes(ai)?;
           ai += 1;
           let copied = data.len().min(len);
-          out.put(&data[..copied]);
+          out.put_slice(&data[..copied]);
           // Like js-bson, bytes past the data (position > buffer length) are zeros.
           let mut rest = len - copied;
           while rest > 0 {
             let n = rest.min(64);
-            out.put(&[0u8; 64][..n]);
+            out.put_slice(&[0u8; 64][..n]);
             rest -= n;
           }
         }
-        op::DOC | op::ARRAY => {
+        K_DOC => {
           let start = out.pos;
-          out.put(&[0; 4]);
-          frames.push(Frame { start, cws: NO_CWS, array: code == op::ARRAY, index: 0 });
+          out.put([0; 4]);
+          frames.push(Frame { start, cws: NO_CWS, array: code as u32 == op::ARRAY, index: 0 });
         }
-        op::CODE_W_SCOPE => {
+        K_CWS => {
           let cws = out.pos;
-          out.put(&[0; 4]);
+          out.put([0; 4]);
           let at = out.pos;
-          out.put(&[0; 4]);
+          out.put([0; 4]);
           let n = out.string(args, ai)?;
           ai += 1;
           out.byte(0);
           let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
           out.patch_i32(at, size as i32);
           let start = out.pos;
-          out.put(&[0; 4]);
+          out.put([0; 4]);
           frames.push(Frame { start, cws, array: false, index: 0 });
         }
         _ => return Err(bad("unknown op")),
@@ -558,6 +629,209 @@ impl Encoder {
     }
   }
 }
+
+/// Writes consecutive fast-path elements of the current frame (see `run_inner`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn fast_run(
+  out: &mut Out<'_>,
+  ops: &[u32],
+  oi: &mut usize,
+  nums: &[u8],
+  ni: &mut usize,
+  bytes: &[u8],
+  bi: &mut usize,
+  frame: &mut Frame,
+  keys: &[Option<(Box<[u64]>, usize)>],
+) -> Result<(), String> {
+  let buf = &mut *out.buf;
+  let mut pos = out.pos;
+  let array = frame.array;
+  let mut index = frame.index;
+  while let Some(&word) = ops.get(*oi) {
+    let info = OPS[(word & 0xFF) as usize];
+    if !info.fast {
+      break;
+    }
+    let Some(w) = buf.get_mut(pos..pos + FAST_ROOM) else { break };
+    let w: &mut [u8; FAST_ROOM] = match w.try_into() {
+      Ok(w) => w,
+      Err(_) => break,
+    };
+    let mut p;
+    if array {
+      if index >= INDEX_TABLE {
+        break;
+      }
+      let (digits, len) = index_entry(index);
+      w[1..9].copy_from_slice(&digits.to_le_bytes());
+      p = 1 + len + 1;
+    } else {
+      let key_ref = (word >> 8) as usize;
+      let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break };
+      if words.len() > 5 {
+        break;
+      }
+      for (i, k) in words.iter().enumerate() {
+        w[1 + i * 8..9 + i * 8].copy_from_slice(&k.to_le_bytes());
+      }
+      p = 1 + *len;
+    }
+    w[0] = info.type_byte;
+    let num: [u8; 8] = if info.slot {
+      let s = *ni * 8;
+      let Some(Ok(n)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else {
+        return Err(bad("number slot past the end"));
+      };
+      n
+    } else {
+      [0u8; 8]
+    };
+    match info.kind {
+      K_STRB => {
+        let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+        // whole words from the bytes tape (the tail past n is overwritten later)
+        let Some(src) = (if n <= SHORT_BYTES { bytes.get(*bi..*bi + SHORT_BYTES) } else { None }) else { break };
+        w[p..p + 4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
+        p += 4;
+        for (i, chunk) in src.chunks_exact(8).enumerate() {
+          w[p + i * 8..p + i * 8 + 8].copy_from_slice(chunk);
+        }
+        w[p + n] = 0;
+        p += n + 1;
+        *bi += n;
+      }
+      K_NUM8 => {
+        w[p..p + 8].copy_from_slice(&num);
+        p += 8;
+      }
+      K_INT32 => {
+        w[p..p + 4].copy_from_slice(&num[..4]);
+        p += 4;
+      }
+      K_DATE => {
+        w[p..p + 8].copy_from_slice(&long_from_number(f64::from_le_bytes(num)).to_le_bytes());
+        p += 8;
+      }
+      K_FALSE => {
+        w[p] = 0;
+        p += 1;
+      }
+      K_TRUE => {
+        w[p] = 1;
+        p += 1;
+      }
+      K_OID => {
+        let b = bytes.get(*bi..*bi + 12).ok_or_else(|| bad("fixed bytes past the end"))?;
+        w[p..p + 12].copy_from_slice(b);
+        *bi += 12;
+        p += 12;
+      }
+      K_DEC => {
+        let b = bytes.get(*bi..*bi + 16).ok_or_else(|| bad("fixed bytes past the end"))?;
+        w[p..p + 16].copy_from_slice(b);
+        *bi += 16;
+        p += 16;
+      }
+      _ => {}
+    }
+    pos += p;
+    *oi += 1;
+    if info.slot {
+      *ni += 1;
+    }
+    if array {
+      index += 1;
+    }
+  }
+  out.pos = pos;
+  frame.index = index;
+  Ok(())
+}
+
+/// Array indices below this come from a precomputed table.
+const INDEX_TABLE: u32 = 100_000;
+
+/// (decimal digits packed little-endian, NUL-padded; digit count) of an index < INDEX_TABLE.
+#[inline(always)]
+fn index_entry(v: u32) -> (u64, usize) {
+  static TABLE: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
+  let t = TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| index_word(i).0).collect());
+  let word = t.get(v as usize).copied().unwrap_or(0);
+  // digit count = number of non-zero bytes
+  let len = 8 - (word.leading_zeros() / 8) as usize;
+  (word, len)
+}
+
+// Op kinds (how the payload is written).
+const K_BAD: u8 = 0;
+const K_END: u8 = 1;
+const K_SKIP: u8 = 2;
+const K_NUM8: u8 = 3;
+const K_INT32: u8 = 4;
+const K_DATE: u8 = 5;
+const K_FALSE: u8 = 6;
+const K_TRUE: u8 = 7;
+const K_NONE: u8 = 8;
+const K_OID: u8 = 9;
+const K_DEC: u8 = 10;
+const K_STR: u8 = 11;
+const K_REGEX: u8 = 12;
+const K_BINARY: u8 = 13;
+const K_DOC: u8 = 14;
+const K_CWS: u8 = 15;
+const K_STRB: u8 = 16;
+
+/// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
+/// size + short string (whole words) + NUL.
+const FAST_ROOM: usize = 128;
+/// Byte strings up to this length take the fast path (a multiple of 8).
+const SHORT_BYTES: usize = 48;
+
+#[derive(Clone, Copy)]
+struct OpInfo {
+  /// fixed-size payload (fast path candidate)
+  fast: bool,
+  kind: u8,
+  type_byte: u8,
+  /// string/bytes arguments of the value (the key's is extra)
+  strings: u8,
+  /// uses one 8-byte number slot
+  slot: bool,
+}
+
+const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB);
+  OpInfo { fast, kind, type_byte, strings, slot }
+}
+
+static OPS: [OpInfo; 256] = {
+  let mut t = [info(K_BAD, 0, 0, false); 256];
+  t[op::END as usize] = info(K_END, 0, 0, false);
+  t[op::SKIP as usize] = info(K_SKIP, 0, 0, false);
+  t[op::DOUBLE as usize] = info(K_NUM8, 0x01, 0, true);
+  t[op::STRING as usize] = info(K_STR, 0x02, 1, false);
+  t[op::STRING_BYTES as usize] = info(K_STRB, 0x02, 0, true);
+  t[op::DOC as usize] = info(K_DOC, 0x03, 0, false);
+  t[op::ARRAY as usize] = info(K_DOC, 0x04, 0, false);
+  t[op::BINARY as usize] = info(K_BINARY, 0x05, 1, true);
+  t[op::OID as usize] = info(K_OID, 0x07, 0, false);
+  t[op::FALSE as usize] = info(K_FALSE, 0x08, 0, false);
+  t[op::TRUE as usize] = info(K_TRUE, 0x08, 0, false);
+  t[op::DATE as usize] = info(K_DATE, 0x09, 0, true);
+  t[op::NULL as usize] = info(K_NONE, 0x0A, 0, false);
+  t[op::REGEX as usize] = info(K_REGEX, 0x0B, 2, false);
+  t[op::CODE as usize] = info(K_STR, 0x0D, 1, false);
+  t[op::SYMBOL as usize] = info(K_STR, 0x0E, 1, false);
+  t[op::CODE_W_SCOPE as usize] = info(K_CWS, 0x0F, 1, false);
+  t[op::INT32 as usize] = info(K_INT32, 0x10, 0, true);
+  t[op::TIMESTAMP as usize] = info(K_NUM8, 0x11, 0, true);
+  t[op::INT64 as usize] = info(K_NUM8, 0x12, 0, true);
+  t[op::DECIMAL128 as usize] = info(K_DEC, 0x13, 0, false);
+  t[op::MAXKEY as usize] = info(K_NONE, 0x7F, 0, false);
+  t[op::MINKEY as usize] = info(K_NONE, 0xFF, 0, false);
+  t
+};
 
 #[cfg(test)]
 mod tests {
@@ -571,8 +845,16 @@ mod tests {
     OwnedArg::Str(x.as_bytes().to_vec())
   }
 
+  /// Runs with a small output (grown on TooSmall, so the end of the buffer
+  /// is exercised) and with a roomy one (fast paths); both must agree.
   fn run_all(enc: &mut Encoder, ops: &[u32], nums: &[u8], bytes: &[u8], args: &[OwnedArg], chunk: usize) -> Result<Vec<u8>, String> {
-    let mut size = 16;
+    let small = run_sized(enc, ops, nums, bytes, args, chunk, 16);
+    let roomy = run_sized(enc, ops, nums, bytes, args, chunk, 4096);
+    assert_eq!(small, roomy);
+    small
+  }
+
+  fn run_sized(enc: &mut Encoder, ops: &[u32], nums: &[u8], bytes: &[u8], args: &[OwnedArg], chunk: usize, mut size: usize) -> Result<Vec<u8>, String> {
     loop {
       let mut out = vec![0xAAu8; size];
       enc.begin();
@@ -710,6 +992,31 @@ mod tests {
   }
 
   #[test]
+  fn string_bytes_short_long_and_without_slack() {
+    let mut e = Encoder::new();
+    e.define_key(0, b"s").unwrap();
+    let long = vec![b'x'; 100];
+    for text in [&b"hello"[..], &b""[..], &long[..]] {
+      for slack in [0usize, 64] {
+        let ops = [w(op::STRING_BYTES, 1), w(op::ARRAY, 1), op::STRING_BYTES, op::END, op::END];
+        let mut nums = Vec::new();
+        for _ in 0..2 {
+          nums.extend((text.len() as u32).to_le_bytes());
+          nums.extend([0u8; 4]);
+        }
+        let mut bytes = [text, text].concat();
+        bytes.extend(std::iter::repeat(0xEE).take(slack));
+        let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
+        let el: Vec<u8> = [&((text.len() + 1) as u32).to_le_bytes()[..], text, &[0]].concat();
+        let inner: Vec<u8> = [&[2u8, b'0', 0][..], &el, &[0]].concat();
+        let body: Vec<u8> = [&[2u8, b's', 0][..], &el, &[4, b's', 0], &((inner.len() + 4) as u32).to_le_bytes(), &inner, &[0]].concat();
+        let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+        assert_eq!(got, expect);
+      }
+    }
+  }
+
+  #[test]
   fn dates_follow_long_from_number() {
     assert_eq!(long_from_number(f64::NAN), 0);
     assert_eq!(long_from_number(-1.5), -1);
@@ -773,7 +1080,7 @@ mod tests {
     };
     let mut e = Encoder::new();
     e.define_key(0, b"k").unwrap();
-    let codes = [0u32, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
+    let codes = [0u32, 0x22, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
     for _ in 0..5_000 {
       let n = (next() % 12) as usize;
       let ops: Vec<u32> = (0..n).map(|_| codes[(next() % codes.len() as u64) as usize] | ((next() % 3) as u32) << 8).collect();
@@ -784,5 +1091,31 @@ mod tests {
         .collect();
       let _ = run_all(&mut e, &ops, &nums, &bytes, &args, 1 + (next() % 3) as usize);
     }
+  }
+}
+
+#[cfg(test)]
+mod speed {
+  use super::*;
+
+  /// `cargo test --release -p bson-rs-core speed -- --ignored --nocapture`
+  #[test]
+  #[ignore]
+  fn int_array_speed() {
+    let mut e = Encoder::new();
+    e.define_key(0, b"a").unwrap();
+    let mut ops = vec![op::ARRAY | 1 << 8];
+    ops.extend(std::iter::repeat(op::INT32).take(1000));
+    ops.extend([op::END, op::END]);
+    let nums = vec![7u8; 8 * 1000];
+    let mut out = vec![0u8; 1 << 16];
+    let t = std::time::Instant::now();
+    let n = 20_000;
+    for _ in 0..n {
+      e.begin();
+      let r = e.run(&ops, &nums, &[], &mut out, &mut [][..]).unwrap();
+      assert!(matches!(r, Step::Done(_)));
+    }
+    println!("ns per element: {:.2}", t.elapsed().as_nanos() as f64 / n as f64 / 1000.0);
   }
 }
