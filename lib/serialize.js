@@ -1034,7 +1034,7 @@ module.exports = function createSerializer(bson) {
 
   /** UTF-8 length of an element name (array index, cached key, or other). */
   function nameLength(calc, name, isArray) {
-    if (typeof name === 'number') {
+    if (isArray) {
       // i.toString() of an array index
       return name < 10 ? 1 : name < 100 ? 2 : name < 1000 ? 3 : name < 10000 ? 4 : String(name).length;
     }
