@@ -7,6 +7,7 @@
 // in js-bson. Instead of bytes it writes the encode tape (ARCHITECTURE.md,
 // "Encode tape") and collects the string / byte arguments; one native call
 // (`addon.encode`) then lays out the BSON bytes.
+const { Buffer } = require('node:buffer');
 const { addon, SLOT, ensureScratch } = require('./native');
 
 // ---- tape op codes (ARCHITECTURE.md) ----
@@ -299,39 +300,6 @@ function shrinkOut() {
   if (outBuffer.byteLength > KEEP_OUT && outBuffer.byteLength > configuredOut) {
     setOut(Math.max(configuredOut, MIN_TAPE));
   }
-}
-
-// ---- UTF-8 lengths for calculateObjectSize ----
-const SHORT_STRING = 32;
-function utf8LengthShort(s) {
-  const n = s.length;
-  let bytes = n;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0x80) {
-      if (c < 0x800) bytes += 1;
-      else if (c >= 0xd800 && c <= 0xdbff && i + 1 < n) {
-        const d = s.charCodeAt(i + 1);
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          bytes += 2; // 4 bytes for 2 code units
-          i++;
-        } else bytes += 2;
-      } else bytes += 2;
-    }
-  }
-  return bytes;
-}
-
-/** Sum of UTF-8 lengths of long strings, in native chunks. */
-function utf8LengthNative(strings) {
-  let total = 0;
-  for (let at = 0; at < strings.length; at += CHUNK) {
-    total +=
-      at === 0 && strings.length <= CHUNK
-        ? addon.utf8Length.apply(undefined, strings)
-        : addon.utf8Length.apply(undefined, strings.slice(at, at + CHUNK));
-  }
-  return total;
 }
 
 module.exports = function createSerializer(bson) {
@@ -948,24 +916,30 @@ module.exports = function createSerializer(bson) {
     return internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined);
   }
 
+  // js-bson's object stack of { object, ignoreUndefined, exit } frames is kept
+  // as pairs in one array: [object, flags] with flags 1 = ignoreUndefined,
+  // 2 = exit. Its `path` Set (objects entered and not yet exited) is a stack:
+  // `entered`, scanned linearly while short, mirrored in a Set when deep.
   function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
-    const objectStack = [{ object, ignoreUndefined: ignoreUndefined ?? false, exit: false }];
-    const path = new Set();
-    const calc = { total: 0, long: [] };
+    const stack = [object, (ignoreUndefined ?? false) ? 1 : 0];
+    const st = { entered: [], path: null };
+    let total = 0;
 
-    while (objectStack.length > 0) {
-      const frame = objectStack.pop();
-      if (frame.exit) {
-        path.delete(frame.object);
+    while (stack.length > 0) {
+      const flags = stack.pop();
+      const obj = stack.pop();
+      if (flags & 2) {
+        st.entered.pop();
+        if (st.path !== null) st.path.delete(obj);
         continue;
       }
-      const obj = frame.object;
-      const frameIgnoreUndefined = frame.ignoreUndefined;
-      path.add(obj);
-      frame.exit = true;
-      objectStack.push(frame);
+      const frameIgnoreUndefined = (flags & 1) === 1;
+      st.entered.push(obj);
+      if (st.path !== null) st.path.add(obj);
+      else if (st.entered.length > SCAN_DEPTH) st.path = new Set(st.entered);
+      stack.push(obj, flags | 2);
 
-      calc.total += 5;
+      total += 5;
 
       const isObjArray = Array.isArray(obj);
       const isObjMap = !isObjArray && (obj instanceof Map || isMap(obj));
@@ -977,84 +951,51 @@ module.exports = function createSerializer(bson) {
       if (isObjArray) {
         const array = target;
         for (let i = 0; i < array.length; i++) {
-          calc.total += elementSize(
-            calc,
-            i,
-            array[i],
-            serializeFunctions,
-            true,
-            frameIgnoreUndefined,
-            objectStack,
-            path
-          );
+          total += elementSize(st, i, array[i], serializeFunctions, true, frameIgnoreUndefined, stack);
         }
       } else if (isObjMap) {
         for (const [key, value] of target) {
-          calc.total += elementSize(
-            calc,
-            key,
-            value,
-            serializeFunctions,
-            false,
-            frameIgnoreUndefined,
-            objectStack,
-            path
-          );
+          total += elementSize(st, key, value, serializeFunctions, false, frameIgnoreUndefined, stack);
         }
       } else {
-        for (const key of Object.keys(target)) {
-          calc.total += elementSize(
-            calc,
-            key,
-            target[key],
-            serializeFunctions,
-            false,
-            frameIgnoreUndefined,
-            objectStack,
-            path
-          );
+        const keys = Object.keys(target);
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i];
+          total += elementSize(st, key, target[key], serializeFunctions, false, frameIgnoreUndefined, stack);
         }
       }
     }
-
-    let total = calc.total;
-    if (calc.long.length > 0) total += utf8LengthNative(calc.long);
     return total;
   }
 
-  /** UTF-8 byte length of a value as js-bson's ByteUtils.utf8ByteLength (Buffer.byteLength). */
-  function byteLength(calc, s) {
-    if (typeof s === 'string') {
-      if (s.length <= SHORT_STRING) return utf8LengthShort(s);
-      calc.long.push(s);
-      return 0;
-    }
+  function onCalcPath(st, value) {
+    if (st.path !== null) return st.path.has(value);
+    const entered = st.entered;
+    for (let i = 0; i < entered.length; i++) if (entered[i] === value) return true;
+    return false;
+  }
+
+  /** ByteUtils.utf8ByteLength: Buffer.byteLength (a V8 fast call; beats a JS loop and a native batch). */
+  function byteLength(s) {
     return Buffer.byteLength(s, 'utf8');
   }
 
-  /** UTF-8 length of an element name (array index, cached key, or other). */
-  function nameLength(calc, name, isArray) {
+  /** UTF-8 length of an element name: an array index (i.toString()) or a key. */
+  function nameLength(name, isArray) {
     if (isArray) {
-      // i.toString() of an array index
       return name < 10 ? 1 : name < 100 ? 2 : name < 1000 ? 3 : name < 10000 ? 4 : String(name).length;
     }
-    if (typeof name === 'string') {
-      let entry = keyCache.get(name);
-      if (entry === undefined) entry = newKey(name);
-      const ref = entry >> 8;
-      if (ref > 0) return keyBytes[ref - 1];
-    }
-    return byteLength(calc, name);
+    return Buffer.byteLength(name, 'utf8');
   }
 
-  function elementSize(calc, name, value, serializeFunctions = false, isArray = false, ignoreUndefined = false, objectStack, path) {
+  function elementSize(st, name, value, serializeFunctions = false, isArray = false, ignoreUndefined = false, objectStack) {
     if (typeof value?.toBSON === 'function') {
       value = value.toBSON();
     }
 
     switch (typeof value) {
       case 'string':
-        return 1 + nameLength(calc, name, isArray) + 1 + 4 + byteLength(calc, value) + 1;
+        return 1 + nameLength(name, isArray) + 1 + 4 + byteLength(value) + 1;
       case 'number':
         if (
           Math.floor(value) === value &&
@@ -1062,18 +1003,18 @@ module.exports = function createSerializer(bson) {
           value <= 9007199254740992
         ) {
           if (!Object.is(value, -0) && value >= -2147483648 && value <= 2147483647) {
-            return nameLength(calc, name, isArray) + 1 + (4 + 1);
+            return nameLength(name, isArray) + 1 + (4 + 1);
           } else {
-            return nameLength(calc, name, isArray) + 1 + (8 + 1);
+            return nameLength(name, isArray) + 1 + (8 + 1);
           }
         } else {
-          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+          return nameLength(name, isArray) + 1 + (8 + 1);
         }
       case 'undefined':
-        if (isArray || !ignoreUndefined) return nameLength(calc, name, isArray) + 1 + 1;
+        if (isArray || !ignoreUndefined) return nameLength(name, isArray) + 1 + 1;
         return 0;
       case 'boolean':
-        return nameLength(calc, name, isArray) + 1 + (1 + 1);
+        return nameLength(name, isArray) + 1 + (1 + 1);
       case 'object':
         if (
           value != null &&
@@ -1082,46 +1023,46 @@ module.exports = function createSerializer(bson) {
         ) {
           throw new BSONVersionError();
         } else if (value == null || value._bsontype === 'MinKey' || value._bsontype === 'MaxKey') {
-          return nameLength(calc, name, isArray) + 1 + 1;
+          return nameLength(name, isArray) + 1 + 1;
         } else if (value._bsontype === 'ObjectId') {
-          return nameLength(calc, name, isArray) + 1 + (12 + 1);
+          return nameLength(name, isArray) + 1 + (12 + 1);
         } else if (value instanceof Date || isDate(value)) {
-          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+          return nameLength(name, isArray) + 1 + (8 + 1);
         } else if (
           ArrayBuffer.isView(value) ||
           value instanceof ArrayBuffer ||
           isAnyArrayBuffer(value)
         ) {
-          return nameLength(calc, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
+          return nameLength(name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
         } else if (
           value._bsontype === 'Long' ||
           value._bsontype === 'Double' ||
           value._bsontype === 'Timestamp'
         ) {
-          return nameLength(calc, name, isArray) + 1 + (8 + 1);
+          return nameLength(name, isArray) + 1 + (8 + 1);
         } else if (value._bsontype === 'Decimal128') {
-          return nameLength(calc, name, isArray) + 1 + (16 + 1);
+          return nameLength(name, isArray) + 1 + (16 + 1);
         } else if (value._bsontype === 'Int32') {
-          return nameLength(calc, name, isArray) + 1 + (4 + 1);
+          return nameLength(name, isArray) + 1 + (4 + 1);
         } else if (value._bsontype === 'Code') {
           if (value.scope != null && typeof value.scope === 'object') {
-            if (path.has(value.scope)) {
+            if (onCalcPath(st, value.scope)) {
               throw new BSONError('Cannot convert circular structure to BSON');
             }
-            objectStack.push({ object: value.scope, ignoreUndefined, exit: false });
-            return nameLength(calc, name, isArray) + 1 + 1 + 4 + 4 + byteLength(calc, value.code.toString()) + 1;
+            objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
+            return nameLength(name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
           } else {
-            return nameLength(calc, name, isArray) + 1 + 1 + 4 + byteLength(calc, value.code.toString()) + 1;
+            return nameLength(name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
           }
         } else if (value._bsontype === 'Binary') {
           const binary = value;
           if (binary.sub_type === SUBTYPE_BYTE_ARRAY) {
-            return nameLength(calc, name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
+            return nameLength(name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
           } else {
-            return nameLength(calc, name, isArray) + 1 + (binary.position + 1 + 4 + 1);
+            return nameLength(name, isArray) + 1 + (binary.position + 1 + 4 + 1);
           }
         } else if (value._bsontype === 'BSONSymbol') {
-          return nameLength(calc, name, isArray) + 1 + byteLength(calc, value.value) + 4 + 1 + 1;
+          return nameLength(name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
         } else if (value._bsontype === 'DBRef') {
           const orderedValues = Object.assign(
             { $ref: value.collection, $id: value.oid },
@@ -1130,14 +1071,14 @@ module.exports = function createSerializer(bson) {
           if (value.db != null) {
             orderedValues['$db'] = value.db;
           }
-          objectStack.push({ object: orderedValues, ignoreUndefined: true, exit: false });
-          return nameLength(calc, name, isArray) + 1 + 1;
+          objectStack.push(orderedValues, 1);
+          return nameLength(name, isArray) + 1 + 1;
         } else if (value instanceof RegExp || isRegExp(value)) {
           return (
-            nameLength(calc, name, isArray) +
+            nameLength(name, isArray) +
             1 +
             1 +
-            byteLength(calc, value.source) +
+            byteLength(value.source) +
             1 +
             (value.global ? 1 : 0) +
             (value.ignoreCase ? 1 : 0) +
@@ -1146,28 +1087,28 @@ module.exports = function createSerializer(bson) {
           );
         } else if (value._bsontype === 'BSONRegExp') {
           return (
-            nameLength(calc, name, isArray) +
+            nameLength(name, isArray) +
             1 +
             1 +
-            byteLength(calc, value.pattern) +
+            byteLength(value.pattern) +
             1 +
-            byteLength(calc, value.options) +
+            byteLength(value.options) +
             1
           );
         } else {
-          if (path.has(value)) {
+          if (onCalcPath(st, value)) {
             throw new BSONError('Cannot convert circular structure to BSON');
           }
-          objectStack.push({ object: value, ignoreUndefined, exit: false });
-          return nameLength(calc, name, isArray) + 1 + 1;
+          objectStack.push(value, ignoreUndefined ? 1 : 0);
+          return nameLength(name, isArray) + 1 + 1;
         }
       case 'function':
         if (serializeFunctions) {
-          return nameLength(calc, name, isArray) + 1 + 1 + 4 + byteLength(calc, value.toString()) + 1;
+          return nameLength(name, isArray) + 1 + 1 + 4 + byteLength(value.toString()) + 1;
         }
         return 0;
       case 'bigint':
-        return nameLength(calc, name, isArray) + 1 + (8 + 1);
+        return nameLength(name, isArray) + 1 + (8 + 1);
       case 'symbol':
         return 0;
       default:
