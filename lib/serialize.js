@@ -126,33 +126,51 @@ function register(slot, buffer) {
   }
 }
 
-let outBuffer = registered[SLOT.encOut];
-let outBytes = new Uint8Array(outBuffer);
-let configuredOut = outBuffer.byteLength; // setInternalBufferSize / minInternalBufferSize
+// Output: small documents are written straight into a pool ArrayBuffer and
+// returned as Buffer views of it (no copy; a new pool when it is used up,
+// like Node's Buffer pool). Larger ones go to the `big` scratch and are
+// copied into an exact-size Buffer; `big` is shrunk again after a huge one.
+const POOL_SIZE = 64 * 1024;
+const POOL_DOC_MAX = POOL_SIZE / 4;
+let pool = registered[SLOT.encOut];
+let poolPos = 0;
+let big = null;
+let configuredOut = 0; // setInternalBufferSize / minInternalBufferSize
+// where the last runNative wrote: buffer, offset
+let lastBuf = pool;
+let lastOff = 0;
 
-function setOut(size) {
-  outBuffer = new ArrayBuffer(size);
-  outBytes = new Uint8Array(outBuffer);
-  register(SLOT.encOut, outBuffer);
+function newPool() {
+  pool = new ArrayBuffer(POOL_SIZE);
+  poolPos = 0;
 }
 
-function growOut(needed) {
-  let size = outBuffer.byteLength;
-  while (size < needed) size *= 2;
-  setOut(size);
+function ensureBig(needed) {
+  if (big === null || big.byteLength < needed) {
+    let size = big === null ? POOL_SIZE : big.byteLength;
+    while (size < needed) size *= 2;
+    big = new ArrayBuffer(size);
+  }
+}
+
+function shrinkBig() {
+  if (big !== null && big.byteLength > KEEP_OUT && big.byteLength > configuredOut) {
+    big = null;
+    register(SLOT.encOut, pool);
+  }
 }
 
 const MAX_PRESIZE = 64 * 1024 * 1024;
 /** js-bson's `if (buffer.length < size) buffer = ByteUtils.allocate(size)`, with its errors. */
 function ensureInternalSize(size) {
-  if (outBuffer.byteLength < size) {
+  if ((big === null ? POOL_SIZE : big.byteLength) < size) {
     if (typeof size !== 'number' || !(size <= require('node:buffer').constants.MAX_LENGTH)) {
       Buffer.alloc(size); // throws js-bson's error before allocating anything
       return;
     }
     const want = Math.min(Math.floor(size), MAX_PRESIZE);
     if (want > configuredOut) configuredOut = want;
-    if (want > outBuffer.byteLength) setOut(want);
+    ensureBig(want);
   }
 }
 
@@ -182,7 +200,11 @@ class Ctx {
     this.setOps(ops);
     this.setNums(nums);
     this.setBytes(bytes);
-    this.args = [0, 0];
+    this.args = [0, 0, 0];
+    this.opsLen = 0;
+    this.argc = 3;
+    this.bytesLen = 0;
+    this.maxDepth = 0;
     this.frames = [];
     this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
@@ -245,8 +267,8 @@ class Ctx {
     // Drop references to the strings sent (the array keeps its length, so the
     // next document of the same shape needs no resize).
     const args = this.args;
-    if (args.length > 65536) args.length = 2;
-    else if (argc > 2) args.fill(undefined, 2, argc);
+    if (args.length > 65536) args.length = ARG0;
+    else if (argc > ARG0) args.fill(undefined, ARG0, argc);
     // Tapes grown for a huge document go back to the default size.
     if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
     if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
@@ -257,7 +279,9 @@ class Ctx {
 const contexts = [];
 let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
 
-/** Runs the native writer over ctx's tape; returns the document length in outBytes. */
+const ARG0 = 3; // args[0..2] = first, opsLen, outOffset
+
+/** Runs the native writer over ctx's tape; returns the document length (at lastBuf, lastOff). */
 function runNative(ctx, opsLen, argc, BSONError) {
   register(SLOT.encOps, ctx.opsBuf);
   register(SLOT.encNums, ctx.numsBuf);
@@ -265,17 +289,30 @@ function runNative(ctx, opsLen, argc, BSONError) {
   const args = ctx.args;
   if (args.length !== argc) args.length = argc;
   args[1] = opsLen;
+  let target;
+  let offset;
+  if (big !== null && opsLen * 2 + ctx.bytesLen > POOL_DOC_MAX) {
+    // clearly a large document: straight to the big scratch
+    target = big;
+    offset = 0;
+  } else {
+    if (POOL_SIZE - poolPos < 256) newPool();
+    target = pool;
+    offset = poolPos;
+  }
   for (;;) {
+    register(SLOT.encOut, target);
+    args[2] = offset;
     let r;
-    if (argc <= CHUNK + 2) {
+    if (argc <= CHUNK + ARG0) {
       args[0] = 1;
       r = addon.encode.apply(undefined, args);
     } else {
-      let at = 2;
+      let at = ARG0;
       let first = 1;
       do {
         const end = Math.min(argc, at + CHUNK);
-        const chunk = [first, opsLen];
+        const chunk = [first, opsLen, offset];
         for (let i = at; i < end; i++) chunk.push(args[i]);
         r = addon.encode.apply(undefined, chunk);
         at = end;
@@ -283,7 +320,11 @@ function runNative(ctx, opsLen, argc, BSONError) {
       } while (r === -1 && at < argc);
     }
     if (typeof r === 'string') throw new BSONError(r);
-    if (r >= 0) return r;
+    if (r >= 0) {
+      lastBuf = target;
+      lastOff = offset;
+      return r;
+    }
     if (r === -1) throw new BSONError('bson-rs: encoder needed more arguments than the walk produced');
     const needed = -r - 2;
     if (needed > MAX_BSON_SIZE) {
@@ -291,14 +332,14 @@ function runNative(ctx, opsLen, argc, BSONError) {
         `Document exceeds the maximum BSON document size of ${MAX_BSON_SIZE} bytes`
       );
     }
-    growOut(needed);
-  }
-}
-
-/** After a huge document, drop the output scratch back to the configured size. */
-function shrinkOut() {
-  if (outBuffer.byteLength > KEEP_OUT && outBuffer.byteLength > configuredOut) {
-    setOut(Math.max(configuredOut, MIN_TAPE));
+    if (needed <= POOL_DOC_MAX) {
+      newPool();
+      target = pool;
+    } else {
+      ensureBig(needed);
+      target = big;
+    }
+    offset = 0;
   }
 }
 
@@ -409,7 +450,7 @@ module.exports = function createSerializer(bson) {
     let opi = 0;
     let ni = 0;
     let bi = 0;
-    let ai = 2;
+    let ai = ARG0;
     let depth = 0;
     let maxDepth = 0;
 
@@ -822,6 +863,7 @@ module.exports = function createSerializer(bson) {
       ctx.argc = ai;
     }
     ctx.opsLen = opi;
+    ctx.bytesLen = bi;
 
   }
 
@@ -835,7 +877,7 @@ module.exports = function createSerializer(bson) {
     }
     level = lvl + 1;
     ctx.maxDepth = 0;
-    ctx.argc = 2;
+    ctx.argc = ARG0;
     try {
       walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined);
       return runNative(ctx, ctx.opsLen, ctx.argc, BSONError);
@@ -871,9 +913,15 @@ module.exports = function createSerializer(bson) {
     if (object == null) return emptyDocument();
     checkRoot(object);
     const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+    if (lastBuf === pool) {
+      // a view of the pool; the next document starts at the next 8-byte boundary
+      const result = Buffer.from(pool, lastOff, n);
+      poolPos = (lastOff + n + 7) & ~7;
+      return result;
+    }
     const result = Buffer.allocUnsafe(n);
-    copyOut(result, 0, n);
-    if (outBuffer.byteLength > KEEP_OUT) shrinkOut();
+    result.set(new Uint8Array(lastBuf, 0, n));
+    shrinkBig();
     return result;
   }
 
@@ -886,21 +934,19 @@ module.exports = function createSerializer(bson) {
     const startIndex = typeof options.index === 'number' ? options.index : 0;
 
     let n;
+    let bytes;
     if (object == null) {
       n = 5;
-      outBytes[0] = 5;
-      outBytes[1] = 0;
-      outBytes[2] = 0;
-      outBytes[3] = 0;
-      outBytes[4] = 0;
+      bytes = EMPTY_DOCUMENT;
     } else {
       checkRoot(object);
       n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+      bytes = new Uint8Array(lastBuf, lastOff, n); // the pool position is not advanced
     }
     try {
-      finalBuffer.set(outBytes.subarray(0, n), startIndex);
+      finalBuffer.set(bytes, startIndex);
     } finally {
-      if (outBuffer.byteLength > KEEP_OUT) shrinkOut();
+      shrinkBig();
     }
     return startIndex + n - 1;
   }
@@ -1133,14 +1179,7 @@ function emptyDocument() {
   return result;
 }
 
-function copyOut(result, at, n) {
-  if (n <= 64) {
-    const src = outBytes;
-    for (let i = 0; i < n; i++) result[at + i] = src[i];
-  } else {
-    result.set(outBytes.subarray(0, n), at);
-  }
-}
+const EMPTY_DOCUMENT = new Uint8Array([5, 0, 0, 0, 0]);
 
 /** js-bson's `buffer.set(value)` of an array-like that is not a real typed array. */
 function toBytes(value, size) {

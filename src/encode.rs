@@ -168,7 +168,7 @@ fn read_args_into_state(env: sys::napi_env, info: sys::napi_callback_info) -> Re
   Ok(state)
 }
 
-/// `encode(first, opsLen, ...args)`: see ARCHITECTURE.md.
+/// `encode(first, opsLen, outOffset, ...args)`: see ARCHITECTURE.md.
 pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let state = read_args_into_state(env, info)?;
@@ -182,15 +182,18 @@ pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_inf
 
 fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
   let EnvState { scratch, encoder, enc_args, .. } = state;
-  let (Some(&first), Some(&ops_len)) = (enc_args.first(), enc_args.get(1)) else {
-    return Err("bson-rs: encode needs (first, opsLen, ...args)".to_string());
+  let (Some(&first), Some(&ops_len), Some(&offset)) = (enc_args.first(), enc_args.get(1), enc_args.get(2)) else {
+    return Err("bson-rs: encode needs (first, opsLen, outOffset, ...args)".to_string());
   };
   let mut first_v = 0u32;
   let mut ops_len_v = 0u32;
+  let mut offset_v = 0u32;
   // SAFETY: napi checks the types and fails cleanly.
   check_msg(unsafe { sys::napi_get_value_uint32(env, first, &mut first_v) }, "encode: first must be a number")?;
   // SAFETY: as above.
   check_msg(unsafe { sys::napi_get_value_uint32(env, ops_len, &mut ops_len_v) }, "encode: opsLen must be a number")?;
+  // SAFETY: as above.
+  check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
   let [_, _, ops, nums, bytes, out] = scratch;
   let step = (|| {
     let ops = ops.bytes();
@@ -204,8 +207,10 @@ fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_valu
     if first_v != 0 {
       encoder.begin();
     }
-    let mut source = NapiArgs { env, values: &enc_args[2..] };
-    encoder.run(words, nums.bytes(), bytes.bytes(), out.bytes(), &mut source)
+    let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]) };
+    let out = out.bytes();
+    let out = out.get_mut(offset_v as usize..).unwrap_or(&mut []);
+    encoder.run(words, nums.bytes(), bytes.bytes(), out, &mut source)
   })();
   Ok(match step {
     Ok(Step::Done(n)) => number(env, n as f64),
