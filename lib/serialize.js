@@ -32,6 +32,7 @@ const DECIMAL128 = 0x13;
 const TRUE = 0x18;
 const SKIP = 0x20;
 const STRING_BYTES = 0x22;
+const OID_INTS = 0x23;
 const SHORT_STRING_BYTES = 48; // ASCII strings up to this length are written by the walk
 const MAXKEY = 0x7f;
 const MINKEY = 0xff;
@@ -130,7 +131,7 @@ function register(slot, buffer) {
 // returned as Buffer views of it (no copy; a new pool when it is used up,
 // like Node's Buffer pool). Larger ones go to the `big` scratch and are
 // copied into an exact-size Buffer; `big` is shrunk again after a huge one.
-const POOL_SIZE = 64 * 1024;
+const POOL_SIZE = 128 * 1024;
 const POOL_DOC_MAX = POOL_SIZE / 4;
 let pool = registered[SLOT.encOut];
 let poolPos = 0;
@@ -140,8 +141,14 @@ let configuredOut = 0; // setInternalBufferSize / minInternalBufferSize
 let lastBuf = pool;
 let lastOff = 0;
 
+// Buffer.allocUnsafeSlow: an ArrayBuffer of its own that is not zero-filled.
+function rawArrayBuffer(size) {
+  const b = Buffer.allocUnsafeSlow(size);
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : new ArrayBuffer(size);
+}
+
 function newPool() {
-  pool = new ArrayBuffer(POOL_SIZE);
+  pool = rawArrayBuffer(POOL_SIZE);
   poolPos = 0;
 }
 
@@ -149,7 +156,7 @@ function ensureBig(needed) {
   if (big === null || big.byteLength < needed) {
     let size = big === null ? POOL_SIZE : big.byteLength;
     while (size < needed) size *= 2;
-    big = new ArrayBuffer(size);
+    big = rawArrayBuffer(size);
   }
 }
 
@@ -291,12 +298,15 @@ function runNative(ctx, opsLen, argc, BSONError) {
   args[1] = opsLen;
   let target;
   let offset;
-  if (big !== null && opsLen * 2 + ctx.bytesLen > POOL_DOC_MAX) {
-    // clearly a large document: straight to the big scratch
+  // A rough size from the tape (string args not counted) picks the buffer,
+  // so that a second (sizing) pass is rare.
+  const estimate = opsLen * 8 + ctx.bytesLen;
+  if (estimate > POOL_DOC_MAX) {
+    ensureBig(estimate);
     target = big;
     offset = 0;
   } else {
-    if (POOL_SIZE - poolPos < 256) newPool();
+    if (POOL_SIZE - poolPos < 2 * estimate + 256) newPool();
     target = pool;
     offset = poolPos;
   }
@@ -345,6 +355,7 @@ function runNative(ctx, opsLen, argc, BSONError) {
 
 module.exports = function createSerializer(bson) {
   const { BSONError, BSONVersionError, Binary } = bson;
+  const oidSerializeInto = bson.ObjectId?.prototype?.serializeInto;
   const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
   const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
   let major;
@@ -443,7 +454,7 @@ module.exports = function createSerializer(bson) {
     let f64 = ctx.f64;
     let i32 = ctx.i32;
     let i64 = ctx.i64;
-    let numsLimit = f64.length;
+    let numsLimit = f64.length - 2;
     let u8 = ctx.u8;
     let bytesLimit = u8.length - 64;
     const args = ctx.args;
@@ -481,7 +492,7 @@ module.exports = function createSerializer(bson) {
           f64 = ctx.f64;
           i32 = ctx.i32;
           i64 = ctx.i64;
-          numsLimit = f64.length;
+          numsLimit = f64.length - 2;
         }
         if (bi >= bytesLimit) {
           ctx.growBytes();
@@ -686,6 +697,21 @@ module.exports = function createSerializer(bson) {
           }
           const tag = value[bsonType];
           if (tag === 'ObjectId') {
+            if (value.serializeInto === oidSerializeInto) {
+              // js-bson's own ObjectId#serializeInto writes i0..i3 as 3 bytes each: send the ints
+              if (kw > 0) ops[opi++] = OID_INTS | kw;
+              else {
+                ops[opi++] = OID_INTS;
+                if (kw !== -1) args[ai++] = inlineKey(kw, key);
+              }
+              const k = ni * 2;
+              i32[k] = value.i0;
+              i32[k + 1] = value.i1;
+              i32[k + 2] = value.i2;
+              i32[k + 3] = value.i3;
+              ni += 2;
+              continue;
+            }
             if (kw > 0) ops[opi++] = OID | kw;
             else {
               ops[opi++] = OID;

@@ -43,6 +43,7 @@ pub mod op {
   pub const TRUE: u32 = 0x18;
   pub const SKIP: u32 = 0x20;
   pub const STRING_BYTES: u32 = 0x22;
+  pub const OID_INTS: u32 = 0x23;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -549,6 +550,11 @@ impl Encoder {
           bi += 12;
           out.put(b);
         }
+        K_OIDI => {
+          let b = oid_from_ints(nums, ni)?;
+          ni += 2;
+          out.put(b);
+        }
         K_DEC => {
           let b: [u8; 16] = bytes.get(bi..bi + 16).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
           bi += 16;
@@ -733,6 +739,11 @@ fn fast_run(
         *bi += 16;
         p += 16;
       }
+      K_OIDI => {
+        w[p..p + 12].copy_from_slice(&oid_from_ints(nums, *ni)?);
+        *ni += 2;
+        p += 12;
+      }
       _ => {}
     }
     pos += p;
@@ -747,6 +758,22 @@ fn fast_run(
   out.pos = pos;
   frame.index = index;
   Ok(())
+}
+
+/// The 12 ObjectId bytes from its four 24-bit ints (js-bson's i0..i3), two number slots.
+#[inline(always)]
+fn oid_from_ints(nums: &[u8], ni: usize) -> Result<[u8; 12], String> {
+  let s = ni.checked_mul(8).ok_or_else(|| bad("number slot"))?;
+  let Some(Ok(b)) = nums.get(s..s.saturating_add(16)).map(<[u8; 16]>::try_from) else {
+    return Err(bad("number slot past the end"));
+  };
+  let mut out = [0u8; 12];
+  for i in 0..4 {
+    out[i * 3] = b[i * 4 + 2];
+    out[i * 3 + 1] = b[i * 4 + 1];
+    out[i * 3 + 2] = b[i * 4];
+  }
+  Ok(out)
 }
 
 /// Array indices below this come from a precomputed table.
@@ -781,6 +808,7 @@ const K_BINARY: u8 = 13;
 const K_DOC: u8 = 14;
 const K_CWS: u8 = 15;
 const K_STRB: u8 = 16;
+const K_OIDI: u8 = 17;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -801,7 +829,7 @@ struct OpInfo {
 }
 
 const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
-  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB);
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI);
   OpInfo { fast, kind, type_byte, strings, slot }
 }
 
@@ -816,6 +844,7 @@ static OPS: [OpInfo; 256] = {
   t[op::ARRAY as usize] = info(K_DOC, 0x04, 0, false);
   t[op::BINARY as usize] = info(K_BINARY, 0x05, 1, true);
   t[op::OID as usize] = info(K_OID, 0x07, 0, false);
+  t[op::OID_INTS as usize] = info(K_OIDI, 0x07, 0, false);
   t[op::FALSE as usize] = info(K_FALSE, 0x08, 0, false);
   t[op::TRUE as usize] = info(K_TRUE, 0x08, 0, false);
   t[op::DATE as usize] = info(K_DATE, 0x09, 0, true);
@@ -1017,6 +1046,19 @@ mod tests {
   }
 
   #[test]
+  fn oid_from_ints_matches_bytes() {
+    let mut e = Encoder::new();
+    e.define_key(0, b"o").unwrap();
+    let ints = [0x010203i32, 0x040506, 0x070809, 0x0a0b0c];
+    let nums: Vec<u8> = ints.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let got = run_all(&mut e, &[w(op::OID_INTS, 1), w(op::ARRAY, 1), op::OID_INTS, op::END, op::END], &[nums.clone(), nums].concat(), &[], &[], 4).unwrap();
+    let oid: Vec<u8> = (1..=12).collect();
+    assert_eq!(&got[4..7], &[7, b'o', 0]);
+    assert_eq!(&got[7..19], &oid[..]);
+    assert_eq!(&got[got.len() - 14..got.len() - 2], &oid[..]);
+  }
+
+  #[test]
   fn dates_follow_long_from_number() {
     assert_eq!(long_from_number(f64::NAN), 0);
     assert_eq!(long_from_number(-1.5), -1);
@@ -1080,7 +1122,7 @@ mod tests {
     };
     let mut e = Encoder::new();
     e.define_key(0, b"k").unwrap();
-    let codes = [0u32, 0x22, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
+    let codes = [0u32, 0x22, 0x23, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
     for _ in 0..5_000 {
       let n = (next() % 12) as usize;
       let ops: Vec<u32> = (0..n).map(|_| codes[(next() % codes.len() as u64) as usize] | ((next() % 3) as u32) << 8).collect();
