@@ -314,7 +314,12 @@ function runNative(ctx, opsLen, argc, BSONError) {
     register(SLOT.encOut, target);
     args[2] = offset;
     let r;
-    if (argc <= CHUNK + ARG0) {
+    if (argc <= ARG0 + 2) {
+      // direct calls for the common few-argument cases
+      if (argc === ARG0) r = addon.encode(1, opsLen, offset);
+      else if (argc === ARG0 + 1) r = addon.encode(1, opsLen, offset, args[ARG0]);
+      else r = addon.encode(1, opsLen, offset, args[ARG0], args[ARG0 + 1]);
+    } else if (argc <= CHUNK + ARG0) {
       args[0] = 1;
       r = addon.encode.apply(undefined, args);
     } else {
@@ -1060,7 +1065,7 @@ module.exports = function createSerializer(bson) {
     return Buffer.byteLength(name, 'utf8');
   }
 
-  function elementSize(st, name, value, serializeFunctions = false, isArray = false, ignoreUndefined = false, objectStack) {
+  function elementSize(st, name, value, serializeFunctions, isArray, ignoreUndefined, objectStack) {
     if (typeof value?.toBSON === 'function') {
       value = value.toBSON();
     }
