@@ -491,6 +491,16 @@ test('many string arguments (several native chunks) incl. two-argument regexps a
   same(mixed);
 });
 
+test('binary arguments across native chunks, and Uint8Array look-alikes', () => {
+  const bins = Array.from({ length: 12000 }, (_, i) => (i % 2 ? Buffer.from([i & 255, 1, 2]) : 'é' + i));
+  same({ bins });
+  const proxied = new Proxy(new Uint8Array([1, 2, 3]), {});
+  sameSerialize({ proxied });
+  const weird = new Binary(Buffer.from([1, 2, 3, 4]));
+  weird.position = 2; // fewer bytes than the buffer holds
+  same({ weird });
+});
+
 test('output scratch growth and reuse', () => {
   for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
 });
