@@ -167,11 +167,14 @@ struct Cursor {
   frames: Vec<Frame>,
 }
 
+/// A key table entry: key bytes + NUL, zero-padded to whole words; length with the NUL.
+type KeyEntry = Option<(Box<[u64]>, usize)>;
+
 /// Encoder state that lives as long as the environment: the key table and a
 /// resumable cursor for documents whose strings arrive in several chunks.
 pub struct Encoder {
   /// id → (key bytes + NUL, zero-padded to whole words; length with the NUL).
-  keys: Vec<Option<(Box<[u64]>, usize)>>,
+  keys: Vec<KeyEntry>,
   cur: Cursor,
   carry: Vec<OwnedArg>,
 }
@@ -648,7 +651,7 @@ fn fast_run(
   bytes: &[u8],
   bi: &mut usize,
   frame: &mut Frame,
-  keys: &[Option<(Box<[u64]>, usize)>],
+  keys: &[KeyEntry],
 ) -> Result<(), String> {
   let buf = &mut *out.buf;
   let mut pos = out.pos;
