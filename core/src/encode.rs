@@ -657,29 +657,31 @@ fn fast_run(
   let mut pos = out.pos;
   let array = frame.array;
   let mut index = frame.index;
-  while let Some(&word) = ops.get(*oi) {
+  let table = index_table();
+  // cursors in locals (written back at the end, also on error: the caller resets then)
+  let (mut o, mut n_i, mut b_i) = (*oi, *ni, *bi);
+  let result = loop {
+    let Some(&word) = ops.get(o) else { break Ok(()) };
     let info = OPS[(word & 0xFF) as usize];
     if !info.fast {
-      break;
+      break Ok(());
     }
-    let Some(w) = buf.get_mut(pos..pos + FAST_ROOM) else { break };
+    let Some(w) = buf.get_mut(pos..pos + FAST_ROOM) else { break Ok(()) };
     let w: &mut [u8; FAST_ROOM] = match w.try_into() {
       Ok(w) => w,
-      Err(_) => break,
+      Err(_) => break Ok(()),
     };
     let mut p;
     if array {
-      if index >= INDEX_TABLE {
-        break;
-      }
-      let (digits, len) = index_entry(index);
+      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let len = 8 - (digits.leading_zeros() / 8) as usize;
       w[1..9].copy_from_slice(&digits.to_le_bytes());
       p = 1 + len + 1;
     } else {
       let key_ref = (word >> 8) as usize;
-      let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break };
+      let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break Ok(()) };
       if words.len() > 5 {
-        break;
+        break Ok(());
       }
       for (i, k) in words.iter().enumerate() {
         w[1 + i * 8..9 + i * 8].copy_from_slice(&k.to_le_bytes());
@@ -688,9 +690,9 @@ fn fast_run(
     }
     w[0] = info.type_byte;
     let num: [u8; 8] = if info.slot {
-      let s = *ni * 8;
+      let s = n_i * 8;
       let Some(Ok(n)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else {
-        return Err(bad("number slot past the end"));
+        break Err(bad("number slot past the end"));
       };
       n
     } else {
@@ -700,7 +702,7 @@ fn fast_run(
       K_STRB => {
         let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
         // whole words from the bytes tape (the tail past n is overwritten later)
-        let Some(src) = (if n <= SHORT_BYTES { bytes.get(*bi..*bi + SHORT_BYTES) } else { None }) else { break };
+        let Some(src) = (if n <= SHORT_BYTES { bytes.get(b_i..b_i + SHORT_BYTES) } else { None }) else { break Ok(()) };
         w[p..p + 4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
         p += 4;
         for (i, chunk) in src.chunks_exact(8).enumerate() {
@@ -708,7 +710,7 @@ fn fast_run(
         }
         w[p + n] = 0;
         p += n + 1;
-        *bi += n;
+        b_i += n;
       }
       K_NUM8 => {
         w[p..p + 8].copy_from_slice(&num);
@@ -731,36 +733,42 @@ fn fast_run(
         p += 1;
       }
       K_OID => {
-        let b = bytes.get(*bi..*bi + 12).ok_or_else(|| bad("fixed bytes past the end"))?;
+        let Some(b) = bytes.get(b_i..b_i + 12) else { break Err(bad("fixed bytes past the end")) };
         w[p..p + 12].copy_from_slice(b);
-        *bi += 12;
+        b_i += 12;
         p += 12;
       }
       K_DEC => {
-        let b = bytes.get(*bi..*bi + 16).ok_or_else(|| bad("fixed bytes past the end"))?;
+        let Some(b) = bytes.get(b_i..b_i + 16) else { break Err(bad("fixed bytes past the end")) };
         w[p..p + 16].copy_from_slice(b);
-        *bi += 16;
+        b_i += 16;
         p += 16;
       }
       K_OIDI => {
-        w[p..p + 12].copy_from_slice(&oid_from_ints(nums, *ni)?);
-        *ni += 2;
+        match oid_from_ints(nums, n_i) {
+          Ok(b) => w[p..p + 12].copy_from_slice(&b),
+          Err(e) => break Err(e),
+        }
+        n_i += 2;
         p += 12;
       }
       _ => {}
     }
     pos += p;
-    *oi += 1;
+    o += 1;
     if info.slot {
-      *ni += 1;
+      n_i += 1;
     }
     if array {
       index += 1;
     }
-  }
+  };
   out.pos = pos;
   frame.index = index;
-  Ok(())
+  *oi = o;
+  *ni = n_i;
+  *bi = b_i;
+  result
 }
 
 /// The 12 ObjectId bytes from its four 24-bit ints (js-bson's i0..i3), two number slots.
@@ -782,15 +790,11 @@ fn oid_from_ints(nums: &[u8], ni: usize) -> Result<[u8; 12], String> {
 /// Array indices below this come from a precomputed table.
 const INDEX_TABLE: u32 = 100_000;
 
-/// (decimal digits packed little-endian, NUL-padded; digit count) of an index < INDEX_TABLE.
-#[inline(always)]
-fn index_entry(v: u32) -> (u64, usize) {
+/// Decimal digits of the indices below INDEX_TABLE, packed little-endian and
+/// NUL-padded (the digit count is the number of non-zero bytes).
+fn index_table() -> &'static [u64] {
   static TABLE: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
-  let t = TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| index_word(i).0).collect());
-  let word = t.get(v as usize).copied().unwrap_or(0);
-  // digit count = number of non-zero bytes
-  let len = 8 - (word.leading_zeros() / 8) as usize;
-  (word, len)
+  TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| index_word(i).0).collect())
 }
 
 // Op kinds (how the payload is written).
