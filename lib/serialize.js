@@ -56,6 +56,13 @@ const keyBytes = new Int32Array(KEY_CACHE_MAX); // id → UTF-8 byte length
 let nextKeyId = 0;
 const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
 
+// Key memo of the walk, by (depth & 15, position & 63) (see walk).
+const memoKeys = new Array(1024).fill('');
+const memoEntries = new Int32Array(1024);
+// Name-length memo of calculateObjectSize, by position.
+const memoNames = new Array(1024).fill('');
+const memoNameBytes = new Int32Array(1024);
+
 function keyFlags(key) {
   if (key[0] === '$' && ignoreKeys.has(key)) return 0;
   let flags = 0;
@@ -578,8 +585,17 @@ module.exports = function createSerializer(bson) {
         if (isArr) {
           kw = rustArr ? -1 : 0;
         } else if (typeof key === 'string') {
-          let entry = keyCache.get(key);
-          if (entry === undefined) entry = newKey(key);
+          // memo by (depth, position): documents of one shape hit it with a
+          // pointer compare of the interned key instead of a Map lookup
+          const m = ((depth & 15) << 6) | (idx & 63);
+          let entry;
+          if (memoKeys[m] === key) entry = memoEntries[m];
+          else {
+            entry = keyCache.get(key);
+            if (entry === undefined) entry = newKey(key);
+            memoKeys[m] = key;
+            memoEntries[m] = entry;
+          }
           if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck);
           kw = entry & K_REF;
         } else {
@@ -999,7 +1015,7 @@ module.exports = function createSerializer(bson) {
   // `entered`, scanned linearly while short, mirrored in a Set when deep.
   function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
     const stack = [object, (ignoreUndefined ?? false) ? 1 : 0];
-    const st = { entered: [], path: null };
+    const st = { entered: [], path: null, memo: -1 };
     let total = 0;
 
     while (stack.length > 0) {
@@ -1031,13 +1047,16 @@ module.exports = function createSerializer(bson) {
           total += elementSize(st, i, array[i], serializeFunctions, true, frameIgnoreUndefined, stack);
         }
       } else if (isObjMap) {
+        st.memo = -1;
         for (const [key, value] of target) {
           total += elementSize(st, key, value, serializeFunctions, false, frameIgnoreUndefined, stack);
         }
       } else {
         const keys = Object.keys(target);
+        const base = (stack.length << 4) & 1023;
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
+          st.memo = (base + i) & 1023;
           total += elementSize(st, key, target[key], serializeFunctions, false, frameIgnoreUndefined, stack);
         }
       }
@@ -1058,11 +1077,17 @@ module.exports = function createSerializer(bson) {
   }
 
   /** UTF-8 length of an element name: an array index (i.toString()) or a key. */
-  function nameLength(name, isArray) {
+  function nameLength(st, name, isArray) {
     if (isArray) {
       return name < 10 ? 1 : name < 100 ? 2 : name < 1000 ? 3 : name < 10000 ? 4 : String(name).length;
     }
-    return Buffer.byteLength(name, 'utf8');
+    const m = st.memo;
+    if (m < 0 || typeof name !== 'string') return Buffer.byteLength(name, 'utf8');
+    if (memoNames[m] === name) return memoNameBytes[m];
+    const n = Buffer.byteLength(name, 'utf8');
+    memoNames[m] = name;
+    memoNameBytes[m] = n;
+    return n;
   }
 
   function elementSize(st, name, value, serializeFunctions, isArray, ignoreUndefined, objectStack) {
@@ -1072,7 +1097,7 @@ module.exports = function createSerializer(bson) {
 
     switch (typeof value) {
       case 'string':
-        return 1 + nameLength(name, isArray) + 1 + 4 + byteLength(value) + 1;
+        return 1 + nameLength(st, name, isArray) + 1 + 4 + byteLength(value) + 1;
       case 'number':
         if (
           Math.floor(value) === value &&
@@ -1080,18 +1105,18 @@ module.exports = function createSerializer(bson) {
           value <= 9007199254740992
         ) {
           if (!Object.is(value, -0) && value >= -2147483648 && value <= 2147483647) {
-            return nameLength(name, isArray) + 1 + (4 + 1);
+            return nameLength(st, name, isArray) + 1 + (4 + 1);
           } else {
-            return nameLength(name, isArray) + 1 + (8 + 1);
+            return nameLength(st, name, isArray) + 1 + (8 + 1);
           }
         } else {
-          return nameLength(name, isArray) + 1 + (8 + 1);
+          return nameLength(st, name, isArray) + 1 + (8 + 1);
         }
       case 'undefined':
-        if (isArray || !ignoreUndefined) return nameLength(name, isArray) + 1 + 1;
+        if (isArray || !ignoreUndefined) return nameLength(st, name, isArray) + 1 + 1;
         return 0;
       case 'boolean':
-        return nameLength(name, isArray) + 1 + (1 + 1);
+        return nameLength(st, name, isArray) + 1 + (1 + 1);
       case 'object':
         if (
           value != null &&
@@ -1100,46 +1125,46 @@ module.exports = function createSerializer(bson) {
         ) {
           throw new BSONVersionError();
         } else if (value == null || value._bsontype === 'MinKey' || value._bsontype === 'MaxKey') {
-          return nameLength(name, isArray) + 1 + 1;
+          return nameLength(st, name, isArray) + 1 + 1;
         } else if (value._bsontype === 'ObjectId') {
-          return nameLength(name, isArray) + 1 + (12 + 1);
+          return nameLength(st, name, isArray) + 1 + (12 + 1);
         } else if (value instanceof Date || isDate(value)) {
-          return nameLength(name, isArray) + 1 + (8 + 1);
+          return nameLength(st, name, isArray) + 1 + (8 + 1);
         } else if (
           ArrayBuffer.isView(value) ||
           value instanceof ArrayBuffer ||
           isAnyArrayBuffer(value)
         ) {
-          return nameLength(name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
+          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
         } else if (
           value._bsontype === 'Long' ||
           value._bsontype === 'Double' ||
           value._bsontype === 'Timestamp'
         ) {
-          return nameLength(name, isArray) + 1 + (8 + 1);
+          return nameLength(st, name, isArray) + 1 + (8 + 1);
         } else if (value._bsontype === 'Decimal128') {
-          return nameLength(name, isArray) + 1 + (16 + 1);
+          return nameLength(st, name, isArray) + 1 + (16 + 1);
         } else if (value._bsontype === 'Int32') {
-          return nameLength(name, isArray) + 1 + (4 + 1);
+          return nameLength(st, name, isArray) + 1 + (4 + 1);
         } else if (value._bsontype === 'Code') {
           if (value.scope != null && typeof value.scope === 'object') {
             if (onCalcPath(st, value.scope)) {
               throw new BSONError('Cannot convert circular structure to BSON');
             }
             objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
-            return nameLength(name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
+            return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
           } else {
-            return nameLength(name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+            return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
           }
         } else if (value._bsontype === 'Binary') {
           const binary = value;
           if (binary.sub_type === SUBTYPE_BYTE_ARRAY) {
-            return nameLength(name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
+            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
           } else {
-            return nameLength(name, isArray) + 1 + (binary.position + 1 + 4 + 1);
+            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1);
           }
         } else if (value._bsontype === 'BSONSymbol') {
-          return nameLength(name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
+          return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
         } else if (value._bsontype === 'DBRef') {
           const orderedValues = Object.assign(
             { $ref: value.collection, $id: value.oid },
@@ -1149,10 +1174,10 @@ module.exports = function createSerializer(bson) {
             orderedValues['$db'] = value.db;
           }
           objectStack.push(orderedValues, 1);
-          return nameLength(name, isArray) + 1 + 1;
+          return nameLength(st, name, isArray) + 1 + 1;
         } else if (value instanceof RegExp || isRegExp(value)) {
           return (
-            nameLength(name, isArray) +
+            nameLength(st, name, isArray) +
             1 +
             1 +
             byteLength(value.source) +
@@ -1164,7 +1189,7 @@ module.exports = function createSerializer(bson) {
           );
         } else if (value._bsontype === 'BSONRegExp') {
           return (
-            nameLength(name, isArray) +
+            nameLength(st, name, isArray) +
             1 +
             1 +
             byteLength(value.pattern) +
@@ -1177,15 +1202,15 @@ module.exports = function createSerializer(bson) {
             throw new BSONError('Cannot convert circular structure to BSON');
           }
           objectStack.push(value, ignoreUndefined ? 1 : 0);
-          return nameLength(name, isArray) + 1 + 1;
+          return nameLength(st, name, isArray) + 1 + 1;
         }
       case 'function':
         if (serializeFunctions) {
-          return nameLength(name, isArray) + 1 + 1 + 4 + byteLength(value.toString()) + 1;
+          return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.toString()) + 1;
         }
         return 0;
       case 'bigint':
-        return nameLength(name, isArray) + 1 + (8 + 1);
+        return nameLength(st, name, isArray) + 1 + (8 + 1);
       case 'symbol':
         return 0;
       default:
