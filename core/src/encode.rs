@@ -607,6 +607,11 @@ impl Encoder {
           out.put_slice(&data[..copied]);
           // Like js-bson, bytes past the data (position > buffer length) are zeros.
           let mut rest = len - copied;
+          if out.overflow {
+            // counting only: no need to walk the zeros
+            out.pos = out.pos.saturating_add(rest);
+            rest = 0;
+          }
           while rest > 0 {
             let n = rest.min(64);
             out.put_slice(&[0u8; 64][..n]);
