@@ -175,13 +175,18 @@ function shrinkBig() {
 }
 
 const MAX_PRESIZE = 64 * 1024 * 1024;
+// js-bson's internal buffer starts at 17 MiB and only grows; its size decides
+// when setInternalBufferSize / minInternalBufferSize allocate (and may throw).
+let internalSize = 17 * 1024 * 1024;
 /** js-bson's `if (buffer.length < size) buffer = ByteUtils.allocate(size)`, with its errors. */
 function ensureInternalSize(size) {
-  if ((big === null ? POOL_SIZE : big.byteLength) < size) {
+  if (internalSize < size) {
     if (typeof size !== 'number' || !(size <= require('node:buffer').constants.MAX_LENGTH)) {
       Buffer.alloc(size); // throws js-bson's error before allocating anything
       return;
     }
+    internalSize = size;
+    // bson-rs needs no such buffer: it only pre-sizes its scratch (bounded)
     const want = Math.min(Math.floor(size), MAX_PRESIZE);
     if (want > configuredOut) configuredOut = want;
     ensureBig(want);
@@ -953,9 +958,9 @@ module.exports = function createSerializer(bson) {
       typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
     const ignoreUndefined =
       typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
-    const minInternalBufferSize =
-      typeof options.minInternalBufferSize === 'number' ? options.minInternalBufferSize : 0;
-    if (minInternalBufferSize > 0) ensureInternalSize(minInternalBufferSize);
+    if (typeof options.minInternalBufferSize === 'number') {
+      ensureInternalSize(options.minInternalBufferSize);
+    }
 
     if (object == null) return emptyDocument();
     checkRoot(object);

@@ -536,7 +536,7 @@ test('options objects: null, non-objects, getters', () => {
 });
 
 test('setInternalBufferSize accepts like js-bson (and only pre-sizes)', () => {
-  for (const size of [0, -1, 100, 1 << 20, NaN, '12', undefined]) {
+  for (const size of [0, -1, 100, 1 << 20, NaN, '12', '1000000', undefined, 10n]) {
     assert.deepStrictEqual(outcome(() => rs.setInternalBufferSize(size)), outcome(() => js.setInternalBufferSize(size)));
   }
   for (const size of ['100000000', 2 ** 53, {}]) {
