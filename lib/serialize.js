@@ -138,7 +138,7 @@ function register(slot, buffer) {
 // returned as Buffer views of it (no copy; a new pool when it is used up,
 // like Node's Buffer pool). Larger ones go to the `big` scratch and are
 // copied into an exact-size Buffer; `big` is shrunk again after a huge one.
-const POOL_SIZE = 128 * 1024;
+const POOL_SIZE = 120 * 1024; // below glibc's 128 KiB mmap threshold: reused heap memory, no fresh pages
 const POOL_DOC_MAX = POOL_SIZE / 4;
 let pool = registered[SLOT.encOut];
 let poolPos = 0;
