@@ -686,6 +686,26 @@ fn fast_run(
       index += 1;
       continue;
     }
+    if array && word == op::OID_INTS {
+      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let s = n_i * 8;
+      let Some(Ok(src)) = nums.get(s..s + 16).map(<&[u8; 16]>::try_from) else {
+        break Err(bad("number slot past the end"));
+      };
+      let Some(Ok(w)) = buf.get_mut(pos..pos + 32).map(<&mut [u8; 32]>::try_from) else { break Ok(()) };
+      let len = 8 - (digits.leading_zeros() / 8) as usize;
+      w[0..8].copy_from_slice(&((digits << 8) | 0x07).to_le_bytes());
+      let p = len + 2;
+      let x = u128::from_le_bytes(*src);
+      let int = |k: u32| (x >> (32 * k)) & 0x00FF_FFFF;
+      let v = (int(0) << 72) | (int(1) << 48) | (int(2) << 24) | int(3);
+      w[p..p + 12].copy_from_slice(&v.to_be_bytes()[4..16]);
+      pos += p + 12;
+      o += 1;
+      n_i += 2;
+      index += 1;
+      continue;
+    }
     let info = OPS[(word & 0xFF) as usize];
     if !info.fast {
       break Ok(());
