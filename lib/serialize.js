@@ -481,6 +481,7 @@ module.exports = function createSerializer(bson) {
     let ai = ARG0;
     let depth = 0;
     let maxDepth = 0;
+    let toBSONChecked = false;
 
     let fr = ctx.frame(0);
     srcs[0] = object;
@@ -555,9 +556,59 @@ module.exports = function createSerializer(bson) {
             iu = fr.iu;
             continue;
           }
-          const i = idx++;
-          key = rustArr ? i : String(i);
+          let i = idx++;
           value = target[i];
+          if (rustArr && typeof value === 'number') {
+            // Fast lane for runs of numbers in an array: the same reads as the
+            // generic path (length once per element, each element once, its
+            // toBSON once), without the per-element dispatch.
+            let lane = 0; // 0 room needed, 1 end of array, 2 hand `value` to the generic path
+            for (;;) {
+              if (typeof value.toBSON === 'function') {
+                toBSONChecked = true;
+                lane = 2;
+                break;
+              }
+              if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
+                ops[opi++] = INT32;
+                i32[ni * 2] = value;
+              } else {
+                ops[opi++] = DOUBLE;
+                f64[ni] = value;
+              }
+              ni++;
+              if (opi >= opsLimit || ni >= numsLimit) break;
+              if (idx >= target.length) {
+                lane = 1;
+                break;
+              }
+              i = idx++;
+              value = target[i];
+              if (typeof value !== 'number') {
+                lane = 2;
+                break;
+              }
+            }
+            if (lane === 0) continue;
+            if (lane === 1) {
+              ops[opi++] = END;
+              if (depth >= SCAN_DEPTH) path.delete(fr.src);
+              if (depth === 0) break;
+              fr = ctx.frames[--depth];
+              kind = fr.kind;
+              target = fr.target;
+              keys = fr.keys;
+              iter = fr.iter;
+              idx = fr.idx;
+              isArr = kind === KIND_ARR;
+              rustArr = fr.rustArr;
+              ck = fr.ck;
+              iu = fr.iu;
+              continue;
+            }
+            // lane 2: room for this element was checked after the last write
+          }
+          key = rustArr ? i : String(i);
         } else {
           const next = iter.next();
           if (next.done) {
@@ -580,7 +631,11 @@ module.exports = function createSerializer(bson) {
           value = next.value[1];
         }
 
-        if (value != null && typeof value.toBSON === 'function') {
+        if (toBSONChecked) {
+          // the fast lane already read toBSON (a function) for this number
+          toBSONChecked = false;
+          value = value.toBSON();
+        } else if (value != null && typeof value.toBSON === 'function') {
           value = value.toBSON();
         }
 

@@ -501,6 +501,50 @@ test('binary arguments across native chunks, and Uint8Array look-alikes', () => 
   same({ weird });
 });
 
+test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a run', () => {
+  const doc = { a: [1, 2.5, -0, NaN, 2 ** 31, 'x', 3, new Int32(4), 5], long: Array.from({ length: 70000 }, (_, i) => (i % 3 ? i * 0.5 : i)) };
+  same(doc);
+  let reads = 0;
+  Object.defineProperty(Number.prototype, 'toBSON', {
+    configurable: true,
+    get() {
+      reads++;
+      return undefined;
+    }
+  });
+  try {
+    const small = { a: [1, 2, 3.5, 'x', 4], n: 6 };
+    reads = 0;
+    const a = hex(js.serialize(small));
+    const jsReads = reads;
+    reads = 0;
+    const b = hex(rs.serialize(small));
+    assert.strictEqual(b, a);
+    assert.strictEqual(reads, jsReads);
+  } finally {
+    delete Number.prototype.toBSON;
+  }
+  Number.prototype.toBSON = function () {
+    return 'n' + this;
+  };
+  try {
+    same({ a: [1, 2, 3.5, 'x', 4], n: 6 });
+  } finally {
+    delete Number.prototype.toBSON;
+  }
+  const log = [];
+  const proxied = new Proxy([1, 2, 3, 'four', 5, 6], {
+    get(t, k, r) {
+      log.push(String(k));
+      return Reflect.get(t, k, r);
+    }
+  });
+  js.serialize({ p: proxied });
+  const jsLog = log.splice(0);
+  rs.serialize({ p: proxied });
+  assert.deepStrictEqual(log, jsLog);
+});
+
 test('output scratch growth and reuse', () => {
   for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
 });
