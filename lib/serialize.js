@@ -558,10 +558,10 @@ module.exports = function createSerializer(bson) {
           }
           let i = idx++;
           value = target[i];
-          if (rustArr && typeof value === 'number') {
-            // Fast lane for runs of numbers in an array: the same reads as the
-            // generic path (length once per element, each element once, its
-            // toBSON once), without the per-element dispatch.
+          if (rustArr && (typeof value === 'number' || typeof value === 'string')) {
+            // Fast lane for runs of numbers and strings in an array: the same
+            // reads as the generic path (length once per element, each element
+            // once, its toBSON once), without the per-element dispatch.
             let lane = 0; // 0 room needed, 1 end of array, 2 hand `value` to the generic path
             for (;;) {
               if (typeof value.toBSON === 'function') {
@@ -569,22 +569,43 @@ module.exports = function createSerializer(bson) {
                 lane = 2;
                 break;
               }
-              if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
-                ops[opi++] = INT32;
-                i32[ni * 2] = value;
+              if (typeof value === 'number') {
+                if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
+                  ops[opi++] = INT32;
+                  i32[ni * 2] = value;
+                } else {
+                  ops[opi++] = DOUBLE;
+                  f64[ni] = value;
+                }
+                ni++;
               } else {
-                ops[opi++] = DOUBLE;
-                f64[ni] = value;
+                const n = value.length;
+                let j = 0;
+                if (n <= SHORT_STRING_BYTES) {
+                  for (; j < n; j++) {
+                    const c = value.charCodeAt(j);
+                    if (c > 127) break;
+                    u8[bi + j] = c;
+                  }
+                }
+                if (n <= SHORT_STRING_BYTES && j === n) {
+                  ops[opi++] = STRING_BYTES;
+                  i32[ni * 2] = n;
+                  ni++;
+                  bi += n;
+                } else {
+                  ops[opi++] = STRING;
+                  args[ai++] = value;
+                }
               }
-              ni++;
-              if (opi >= opsLimit || ni >= numsLimit) break;
+              if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit) break;
               if (idx >= target.length) {
                 lane = 1;
                 break;
               }
               i = idx++;
               value = target[i];
-              if (typeof value !== 'number') {
+              if (typeof value !== 'number' && typeof value !== 'string') {
                 lane = 2;
                 break;
               }

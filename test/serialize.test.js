@@ -532,6 +532,15 @@ test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a r
   } finally {
     delete Number.prototype.toBSON;
   }
+  String.prototype.toBSON = function () {
+    return this.length;
+  };
+  try {
+    same({ a: ['ab', 1, 'é', 'y'.repeat(60), 2], s: 'top' });
+  } finally {
+    delete String.prototype.toBSON;
+  }
+  same({ mixed: ['a', 1, 'é', 'y'.repeat(60), 2.5, '', 'b'.repeat(48), 'c'.repeat(49), null, 'd'] });
   const log = [];
   const proxied = new Proxy([1, 2, 3, 'four', 5, 6], {
     get(t, k, r) {
