@@ -1096,7 +1096,7 @@ module.exports = function createSerializer(bson) {
   // `entered`, scanned linearly while short, mirrored in a Set when deep.
   function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
     const stack = [object, (ignoreUndefined ?? false) ? 1 : 0];
-    const st = { entered: [], path: null, memo: -1 };
+    const st = { entered: [], path: null, memo: -1, toBSONChecked: false };
     let total = 0;
 
     while (stack.length > 0) {
@@ -1125,7 +1125,20 @@ module.exports = function createSerializer(bson) {
       if (isObjArray) {
         const array = target;
         for (let i = 0; i < array.length; i++) {
-          total += elementSize(st, i, array[i], serializeFunctions, true, frameIgnoreUndefined, stack);
+          const value = array[i];
+          const t = typeof value;
+          // numbers and strings inline (same reads and result as elementSize)
+          if (t === 'number' || t === 'string') {
+            if (typeof value.toBSON !== 'function') {
+              total +=
+                t === 'number'
+                  ? nameLength(st, i, true) + ((value | 0) === value && (value !== 0 || 1 / value > 0) ? 6 : 10)
+                  : 1 + nameLength(st, i, true) + 1 + 4 + Buffer.byteLength(value, 'utf8') + 1;
+              continue;
+            }
+            st.toBSONChecked = true;
+          }
+          total += elementSize(st, i, value, serializeFunctions, true, frameIgnoreUndefined, stack);
         }
       } else if (isObjMap) {
         st.memo = -1;
@@ -1138,7 +1151,19 @@ module.exports = function createSerializer(bson) {
         for (let i = 0; i < keys.length; i++) {
           const key = keys[i];
           st.memo = (base + i) & 1023;
-          total += elementSize(st, key, target[key], serializeFunctions, false, frameIgnoreUndefined, stack);
+          const value = target[key];
+          const t = typeof value;
+          if (t === 'number' || t === 'string') {
+            if (typeof value.toBSON !== 'function') {
+              total +=
+                t === 'number'
+                  ? nameLength(st, key, false) + ((value | 0) === value && (value !== 0 || 1 / value > 0) ? 6 : 10)
+                  : 1 + nameLength(st, key, false) + 1 + 4 + Buffer.byteLength(value, 'utf8') + 1;
+              continue;
+            }
+            st.toBSONChecked = true;
+          }
+          total += elementSize(st, key, value, serializeFunctions, false, frameIgnoreUndefined, stack);
         }
       }
     }
@@ -1172,7 +1197,11 @@ module.exports = function createSerializer(bson) {
   }
 
   function elementSize(st, name, value, serializeFunctions, isArray, ignoreUndefined, objectStack) {
-    if (typeof value?.toBSON === 'function') {
+    if (st.toBSONChecked) {
+      // the caller already read toBSON (a function) for this value
+      st.toBSONChecked = false;
+      value = value.toBSON();
+    } else if (typeof value?.toBSON === 'function') {
       value = value.toBSON();
     }
 

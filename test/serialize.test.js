@@ -521,6 +521,12 @@ test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a r
     const b = hex(rs.serialize(small));
     assert.strictEqual(b, a);
     assert.strictEqual(reads, jsReads);
+    reads = 0;
+    const c = js.calculateObjectSize(small);
+    const jsSizeReads = reads;
+    reads = 0;
+    assert.strictEqual(rs.calculateObjectSize(small), c);
+    assert.strictEqual(reads, jsSizeReads);
   } finally {
     delete Number.prototype.toBSON;
   }
