@@ -666,3 +666,61 @@ test('classes from another js-bson major are refused (BSONVersionError)', () => 
   assert.deepStrictEqual(b, a);
   assert.strictEqual(b.name, 'BSONVersionError');
 });
+
+test('seeded random documents: identical bytes, sizes and errors', () => {
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = a => a[Math.floor(rand() * a.length)];
+  const keys = ['a', 'b', 'é', '$x', 'a.b', '', 'k'.repeat(70), 'key\u0000', 'ünï', '0', '_id'];
+  function value(depth) {
+    const r = rand();
+    if (depth > 3 || r < 0.45) {
+      return pick([
+        () => Math.floor(rand() * 2 ** 33) - 2 ** 32,
+        () => rand() * 1e6,
+        () => -0,
+        () => NaN,
+        () => 'x'.repeat(Math.floor(rand() * 60)),
+        () => 'é✓\ud800'.repeat(Math.floor(rand() * 20)),
+        () => rand() < 0.5,
+        () => null,
+        () => undefined,
+        () => BigInt(Math.floor(rand() * 1e9)) * 12345678901n,
+        () => new Date(Math.floor(rand() * 1e13)),
+        () => new ObjectId(),
+        () => Long.fromNumber(rand() * 1e15),
+        () => new Int32(Math.floor(rand() * 1000)),
+        () => new Double(rand()),
+        () => Decimal128.fromString(String(Math.floor(rand() * 1e6))),
+        () => new Binary(Buffer.from([1, 2, 3]), pick([0, 2, 4, 5, 128])),
+        () => Buffer.alloc(Math.floor(rand() * 40), 7),
+        () => /re/gi,
+        () => new BSONRegExp('p', 'im'),
+        () => new Code('c'),
+        () => new MinKey(),
+        () => new Timestamp({ t: 1, i: 2 }),
+        () => Symbol('s'),
+        () => () => 1
+      ])();
+    }
+    if (r < 0.7) return Array.from({ length: Math.floor(rand() * 6) }, () => value(depth + 1));
+    if (r < 0.75) return new Map([[pick(keys), value(depth + 1)]]);
+    if (r < 0.8) return new Code('f', doc(depth + 1));
+    if (r < 0.85) return new DBRef('c', new ObjectId(), rand() < 0.5 ? 'db' : undefined, doc(depth + 1));
+    return doc(depth + 1);
+  }
+  function doc(depth) {
+    const d = {};
+    const n = Math.floor(rand() * 6);
+    for (let i = 0; i < n; i++) d[pick(keys) + (rand() < 0.5 ? i : '')] = value(depth);
+    return d;
+  }
+  for (let i = 0; i < 1500; i++) {
+    const d = doc(0);
+    const options = pick(allOptions);
+    same(d, options);
+  }
+});
