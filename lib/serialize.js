@@ -482,6 +482,7 @@ module.exports = function createSerializer(bson) {
     let depth = 0;
     let maxDepth = 0;
     let toBSONChecked = false;
+    let toBSONAbsent = false;
 
     let fr = ctx.frame(0);
     srcs[0] = object;
@@ -539,6 +540,72 @@ module.exports = function createSerializer(bson) {
           }
           key = keys[idx++];
           value = target[key];
+          if (typeof value === 'number' || typeof value === 'string') {
+            // Fast lane for runs of number/string values under plain cached
+            // keys: the same reads as the generic path, without its dispatch.
+            // `keys` is our own array, so its length may be re-read freely.
+            let handOver = false;
+            for (;;) {
+              if (typeof value.toBSON === 'function') {
+                toBSONChecked = true;
+                handOver = true;
+                break;
+              }
+              const m = ((depth & 15) << 6) | (idx & 63);
+              let entry;
+              if (memoKeys[m] === key) entry = memoEntries[m];
+              else {
+                entry = keyCache.get(key);
+                if (entry === undefined) entry = newKey(key);
+                memoKeys[m] = key;
+                memoEntries[m] = entry;
+              }
+              const kb = entry & K_REF;
+              if ((entry & K_FLAGS) !== 0 || kb === 0) {
+                // a key to check or to send inline: the generic path (toBSON is known to be absent)
+                toBSONAbsent = true;
+                handOver = true;
+                break;
+              }
+              if (typeof value === 'number') {
+                if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
+                  ops[opi++] = INT32 | kb;
+                  i32[ni * 2] = value;
+                } else {
+                  ops[opi++] = DOUBLE | kb;
+                  f64[ni] = value;
+                }
+                ni++;
+              } else {
+                const n = value.length;
+                let j = 0;
+                if (n <= SHORT_STRING_BYTES) {
+                  for (; j < n; j++) {
+                    const c = value.charCodeAt(j);
+                    if (c > 127) break;
+                    u8[bi + j] = c;
+                  }
+                }
+                if (n <= SHORT_STRING_BYTES && j === n) {
+                  ops[opi++] = STRING_BYTES | kb;
+                  i32[ni * 2] = n;
+                  ni++;
+                  bi += n;
+                } else {
+                  ops[opi++] = STRING | kb;
+                  args[ai++] = value;
+                }
+              }
+              if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit || idx >= keys.length) break;
+              key = keys[idx++];
+              value = target[key];
+              if (typeof value !== 'number' && typeof value !== 'string') {
+                handOver = true;
+                break;
+              }
+            }
+            if (!handOver) continue;
+          }
         } else if (kind === KIND_ARR) {
           if (idx >= target.length) {
             ops[opi++] = END;
@@ -653,9 +720,12 @@ module.exports = function createSerializer(bson) {
         }
 
         if (toBSONChecked) {
-          // the fast lane already read toBSON (a function) for this number
+          // a fast lane already read toBSON (a function) for this value
           toBSONChecked = false;
           value = value.toBSON();
+        } else if (toBSONAbsent) {
+          // a fast lane already read toBSON (not a function) for this value
+          toBSONAbsent = false;
         } else if (value != null && typeof value.toBSON === 'function') {
           value = value.toBSON();
         }
