@@ -145,26 +145,32 @@ pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback
 }
 
 /// Reads all arguments of the call into `state.enc_args` (reused between
-/// calls) with two `napi_get_cb_info` calls; returns the state.
+/// calls): one `napi_get_cb_info` for up to 16 arguments, a second for more.
 fn read_args_into_state(env: sys::napi_env, info: sys::napi_callback_info) -> Result<&'static mut EnvState, String> {
-  let mut argc = 0usize;
+  const FIRST: usize = 16;
+  let mut first = [std::ptr::null_mut(); FIRST];
+  let mut argc = FIRST;
   let mut data = std::ptr::null_mut();
-  // SAFETY: first call only asks for the count and the callback data.
+  // SAFETY: `first` has room for FIRST values; napi writes at most that many and reports the real count.
   check_msg(
-    unsafe { sys::napi_get_cb_info(env, info, &mut argc, std::ptr::null_mut(), std::ptr::null_mut(), &mut data) },
+    unsafe { sys::napi_get_cb_info(env, info, &mut argc, first.as_mut_ptr(), std::ptr::null_mut(), &mut data) },
     "napi_get_cb_info failed",
   )?;
   let state = state_from(data);
   let values = &mut state.enc_args;
   values.clear();
-  values.resize(argc, std::ptr::null_mut());
-  let mut got = argc;
-  // SAFETY: `values` has room for argc values.
-  check_msg(
-    unsafe { sys::napi_get_cb_info(env, info, &mut got, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut()) },
-    "napi_get_cb_info failed",
-  )?;
-  values.truncate(got.min(argc));
+  if argc <= FIRST {
+    values.extend_from_slice(&first[..argc]);
+  } else {
+    values.resize(argc, std::ptr::null_mut());
+    let mut again = argc;
+    // SAFETY: `values` has room for all argc values.
+    check_msg(
+      unsafe { sys::napi_get_cb_info(env, info, &mut again, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut()) },
+      "napi_get_cb_info failed",
+    )?;
+    values.truncate(again.min(argc));
+  }
   Ok(state)
 }
 
