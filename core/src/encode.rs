@@ -1157,6 +1157,26 @@ mod tests {
   }
 
   #[test]
+  fn documents_past_the_int32_limit_are_refused() {
+    let mut e = Encoder::new();
+    let mut nums = Vec::new();
+    nums.extend(i32::MAX.to_le_bytes());
+    nums.extend(0i32.to_le_bytes());
+    let ops = [w(op::BINARY, 0), op::END];
+    let mut out = [0u8; 64];
+    e.begin();
+    let r = e.run(&ops, &nums, &[], &mut out, &mut [s("k"), OwnedArg::Bytes(vec![1])][..]);
+    assert_eq!(r, Err(too_large()));
+    // just under the limit is fine (in counting mode)
+    let mut nums = Vec::new();
+    nums.extend((i32::MAX - 100).to_le_bytes());
+    nums.extend(0i32.to_le_bytes());
+    e.begin();
+    let r = e.run(&ops, &nums, &[], &mut out, &mut [s("k"), OwnedArg::Bytes(vec![1])][..]);
+    assert_eq!(r, Ok(Step::TooSmall(4 + 1 + 2 + 4 + 1 + (i32::MAX as usize - 100) + 1)));
+  }
+
+  #[test]
   fn key_ids_are_bounded() {
     let mut e = Encoder::new();
     assert!(e.define_key(MAX_KEYS, b"x").is_err());
