@@ -206,6 +206,9 @@ class Frame {
     this.iu = false;
   }
 }
+const PRE_NONE = 0;
+const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
+const PRE_TAG = 2; // `_bsontype != null`, version checked, tag read
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
 const KIND_MAP = 2;
@@ -483,6 +486,8 @@ module.exports = function createSerializer(bson) {
     let maxDepth = 0;
     let toBSONChecked = false;
     let toBSONAbsent = false;
+    let pre = PRE_NONE; // what an array lane already read of the value it hands over
+    let preTag;
 
     let fr = ctx.frame(0);
     srcs[0] = object;
@@ -625,10 +630,12 @@ module.exports = function createSerializer(bson) {
           }
           let i = idx++;
           value = target[i];
-          if (rustArr && (typeof value === 'number' || typeof value === 'string')) {
-            // Fast lane for runs of numbers and strings in an array: the same
-            // reads as the generic path (length once per element, each element
-            // once, its toBSON once), without the per-element dispatch.
+          if (rustArr && (typeof value === 'number' || typeof value === 'string' || (typeof value === 'object' && value !== null))) {
+            // Fast lane for runs of numbers, strings, ObjectIds and Dates in an
+            // array: the same reads as the generic path (length once per
+            // element, each element once, then its toBSON, _bsontype, ... in
+            // js-bson's order), without the per-element dispatch. Other objects
+            // go to the generic path with what was read so far (`pre`).
             let lane = 0; // 0 room needed, 1 end of array, 2 hand `value` to the generic path
             for (;;) {
               if (typeof value.toBSON === 'function') {
@@ -645,6 +652,43 @@ module.exports = function createSerializer(bson) {
                   f64[ni] = value;
                 }
                 ni++;
+              } else if (typeof value === 'object') {
+                if (value._bsontype == null) {
+                  if (value instanceof Date) {
+                    ops[opi++] = DATE;
+                    f64[ni++] = value.getTime();
+                  } else {
+                    pre = PRE_NOT_INSTANCEOF_DATE;
+                    lane = 2;
+                    break;
+                  }
+                } else {
+                  if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) {
+                    throw new BSONVersionError();
+                  }
+                  const tag = value[bsonType];
+                  if (tag !== 'ObjectId') {
+                    pre = PRE_TAG;
+                    preTag = tag;
+                    lane = 2;
+                    break;
+                  }
+                  const serializeInto = value.serializeInto; // read once, as js-bson's call does
+                  if (serializeInto === oidSerializeInto) {
+                    ops[opi++] = OID_INTS;
+                    const k = ni * 2;
+                    // js-bson's serializeInto reads each field three times (one per byte)
+                    i32[k] = oidInt(value.i0, value.i0, value.i0);
+                    i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+                    i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+                    i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
+                    ni += 2;
+                  } else {
+                    ops[opi++] = OID;
+                    serializeInto.call(value, u8, bi);
+                    bi += 12;
+                  }
+                }
               } else {
                 const n = value.length;
                 let j = 0;
@@ -672,7 +716,7 @@ module.exports = function createSerializer(bson) {
               }
               i = idx++;
               value = target[i];
-              if (typeof value !== 'number' && typeof value !== 'string') {
+              if (typeof value !== 'number' && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
                 lane = 2;
                 break;
               }
@@ -723,7 +767,7 @@ module.exports = function createSerializer(bson) {
           // a fast lane already read toBSON (a function) for this value
           toBSONChecked = false;
           value = value.toBSON();
-        } else if (toBSONAbsent) {
+        } else if (toBSONAbsent || pre !== PRE_NONE) {
           // a fast lane already read toBSON (not a function) for this value
           toBSONAbsent = false;
         } else if (value != null && typeof value.toBSON === 'function') {
@@ -804,8 +848,14 @@ module.exports = function createSerializer(bson) {
           i64[ni++] = value;
         } else if (type === 'boolean') {
           op = value ? TRUE : FALSE;
-        } else if (type === 'object' && value._bsontype == null) {
-          if (value instanceof Date || isDate(value)) {
+        } else if (
+          type === 'object' &&
+          (pre === PRE_NOT_INSTANCEOF_DATE || (pre === PRE_NONE && value._bsontype == null))
+        ) {
+          // (the lane evaluated `_bsontype == null` and the first `instanceof Date`)
+          const skipInstanceof = pre === PRE_NOT_INSTANCEOF_DATE;
+          pre = PRE_NONE;
+          if ((!skipInstanceof && value instanceof Date) || isDate(value)) {
             if (kw > 0) ops[opi++] = DATE | kw;
             else {
               ops[opi++] = DATE;
@@ -864,12 +914,21 @@ module.exports = function createSerializer(bson) {
             continue;
           }
         } else if (type === 'object') {
-          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) {
-            throw new BSONVersionError();
+          let tag;
+          if (pre === PRE_TAG) {
+            // the lane checked the version and read the tag
+            pre = PRE_NONE;
+            tag = preTag;
+            preTag = undefined;
+          } else {
+            if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) {
+              throw new BSONVersionError();
+            }
+            tag = value[bsonType];
           }
-          const tag = value[bsonType];
           if (tag === 'ObjectId') {
-            if (value.serializeInto === oidSerializeInto) {
+            const serializeInto = value.serializeInto; // read once, as js-bson's call does
+            if (serializeInto === oidSerializeInto) {
               // js-bson's own ObjectId#serializeInto writes i0..i3 as 3 bytes each: send the ints
               if (kw > 0) ops[opi++] = OID_INTS | kw;
               else {
@@ -877,10 +936,11 @@ module.exports = function createSerializer(bson) {
                 if (kw !== -1) args[ai++] = inlineKey(kw, key);
               }
               const k = ni * 2;
-              i32[k] = value.i0;
-              i32[k + 1] = value.i1;
-              i32[k + 2] = value.i2;
-              i32[k + 3] = value.i3;
+              // js-bson's serializeInto reads each field three times (one per byte)
+              i32[k] = oidInt(value.i0, value.i0, value.i0);
+              i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+              i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+              i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
               ni += 2;
               continue;
             }
@@ -889,7 +949,7 @@ module.exports = function createSerializer(bson) {
               ops[opi++] = OID;
               if (kw !== -1) args[ai++] = inlineKey(kw, key);
             }
-            value.serializeInto(u8, bi);
+            serializeInto.call(value, u8, bi);
             bi += 12;
             continue;
           } else if (tag === 'Decimal128') {
@@ -898,12 +958,11 @@ module.exports = function createSerializer(bson) {
               ops[opi++] = DECIMAL128;
               if (kw !== -1) args[ai++] = inlineKey(kw, key);
             }
-            const b = value.bytes;
-            for (let i = 0; i < 16; i++) u8[bi + i] = b[i];
+            for (let i = 0; i < 16; i++) u8[bi + i] = value.bytes[i]; // as js-bson: bytes read per byte
             bi += 16;
             continue;
           } else if (tag === 'Long' || tag === 'Timestamp') {
-            const lop = tag === 'Long' ? INT64 : TIMESTAMP;
+            const lop = value[bsonType] === 'Long' ? INT64 : TIMESTAMP; // js-bson reads the tag again
             if (kw > 0) ops[opi++] = lop | kw;
             else {
               ops[opi++] = lop;
@@ -960,12 +1019,16 @@ module.exports = function createSerializer(bson) {
               ops[opi++] = BINARY;
               if (kw !== -1) args[ai++] = inlineKey(kw, key);
             }
+            // js-bson's reads, in order: buffer, position, sub_type four times
             const data = value.buffer;
             const size = value.position;
-            const subType = value.sub_type;
-            if (subType === SUBTYPE_VECTOR) validateBinaryVector(value);
+            value.sub_type; // eslint-disable-line no-unused-expressions
+            const subByte = value.sub_type;
+            const byteArray = value.sub_type === SUBTYPE_BYTE_ARRAY;
+            if (value.sub_type === SUBTYPE_VECTOR) validateBinaryVector(value);
+            value.position; // eslint-disable-line no-unused-expressions -- js-bson advances by it
             i32[ni * 2] = size;
-            i32[ni * 2 + 1] = subType === SUBTYPE_BYTE_ARRAY ? 2 : (subType & 0xff) | 0x100;
+            i32[ni * 2 + 1] = byteArray ? 2 : (subByte & 0xff) | 0x100;
             ni++;
             args[ai++] = data instanceof Uint8Array ? data : toBytes(data, data?.length);
             continue;
@@ -1028,7 +1091,7 @@ module.exports = function createSerializer(bson) {
             ni++;
             continue;
           } else if (tag === 'MinKey' || tag === 'MaxKey') {
-            op = tag === 'MinKey' ? MINKEY : MAXKEY;
+            op = value[bsonType] === 'MinKey' ? MINKEY : MAXKEY; // js-bson reads the tag again
           } else if (typeof value._bsontype !== 'undefined') {
             throw new BSONError(`Unrecognized or invalid _bsontype: ${String(value._bsontype)}`);
           } else {
@@ -1423,6 +1486,11 @@ function toBytes(value, size) {
   const bytes = new Uint8Array(n);
   for (let i = 0; i < n; i++) bytes[i] = value[i];
   return bytes;
+}
+
+/** An ObjectId int from three reads, one per byte (as js-bson's serializeInto). */
+function oidInt(a, b, c) {
+  return (((a >>> 16) & 0xff) << 16) | (((b >>> 8) & 0xff) << 8) | (c & 0xff);
 }
 
 function notAString() {

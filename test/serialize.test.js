@@ -560,6 +560,83 @@ test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a r
   assert.deepStrictEqual(log, jsLog);
 });
 
+test('objects in arrays (lane hand-over): same trap sequence as js-bson for proxied elements', () => {
+  function traced(target, log, name, unbound) {
+    return new Proxy(target, {
+      get(t, k, r) {
+        log.push([name, 'get', typeof k === 'symbol' ? k.toString() : k]);
+        if (unbound) return Reflect.get(t, k, r);
+        const v = Reflect.get(t, k, t);
+        return typeof v === 'function' ? v.bind(t) : v;
+      },
+      has(t, k) {
+        log.push([name, 'has', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.has(t, k);
+      },
+      getPrototypeOf(t) {
+        log.push([name, 'getPrototypeOf']);
+        return Reflect.getPrototypeOf(t);
+      },
+      ownKeys(t) {
+        log.push([name, 'ownKeys']);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        log.push([name, 'gopd', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      }
+    });
+  }
+  const targets = () => [
+    { plain: 1 },
+    new Date(5),
+    new ObjectId('65494a394033a116319ce2da'),
+    new Long(7),
+    new Int32(3),
+    /re/i,
+    Buffer.from('ab'),
+    [1, 2],
+    new Map([['m', 1]]),
+    new Code('c'),
+    new MinKey(),
+    new MaxKey(),
+    new Binary(Buffer.from('bin'), 2),
+    Binary.fromInt8Array(new Int8Array([1, 2])),
+    Decimal128.fromString('1.5'),
+    new Timestamp({ t: 1, i: 2 }),
+    new Double(1.5),
+    new BSONRegExp('p', 'mi'),
+    new BSONSymbol('s'),
+    new DBRef('c', new ObjectId('65494a394033a116319ce2da'), 'db')
+  ];
+  for (const unbound of [false, true]) {
+    for (const fn of ['serialize', 'calculateObjectSize']) {
+      for (let t = 0; t < targets().length; t++) {
+        const jsLog = [];
+        const rsLog = [];
+        const make = log => ({
+          a: [1, traced(targets()[t], log, 'el', unbound), new ObjectId('65494a394033a116319ce2da'), new Date(9), 'x'],
+          b: traced(targets()[t], log, 'field', unbound)
+        });
+        const a = outcome(() => js[fn](make(jsLog)));
+        const b = outcome(() => rs[fn](make(rsLog)));
+        assert.deepStrictEqual(b, a, `${fn} ${t} ${unbound}`);
+        assert.deepStrictEqual(rsLog, jsLog, `${fn} ${t} ${unbound}`);
+      }
+    }
+  }
+  // plain runs of mixed lane values
+  same({ a: [new ObjectId(), new Date(1), 1, 'x', new Date(NaN), new ObjectId(), { o: 1 }, [new Date(2)], new Long(5), null, true] });
+  const sub = new (class extends ObjectId {
+    serializeInto(buf, i) {
+      return super.serializeInto(buf, i);
+    }
+  })('65494a394033a116319ce2da');
+  same({ a: [sub, sub], b: sub });
+  same({ a: [{ _bsontype: 'ObjectId' }] });
+  same({ a: [{ _bsontype: 'Foo', [Symbol.for('@@mdb.bson.version')]: 7 }] });
+});
+
 test('output scratch growth and reuse', () => {
   for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
 });
