@@ -1,16 +1,246 @@
 //! Binding half of `serialize` / `calculateObjectSize`: see ARCHITECTURE.md "Encode tape".
+use std::ffi::c_void;
+
 use napi::sys;
 
-use crate::napi_util::guard;
+use bson_rs_core::encode::{ArgSource, OwnedArg, Step};
 
-pub unsafe extern "C" fn define_key(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
-  guard(env, || Err("bson-rs: defineKey not implemented yet".to_string()))
+use crate::napi_util::{check_msg, guard, state_from, Args};
+use crate::state::EnvState;
+
+/// Arguments of one `encode` call (after `first` and `opsLen`), read through napi.
+struct NapiArgs<'a> {
+  env: sys::napi_env,
+  values: &'a [sys::napi_value],
 }
 
-pub unsafe extern "C" fn encode(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
-  guard(env, || Err("bson-rs: encode not implemented yet".to_string()))
+impl NapiArgs<'_> {
+  fn value(&self, i: usize) -> Result<sys::napi_value, String> {
+    self.values.get(i).copied().ok_or_else(|| format!("bson-rs: encode argument {i} is missing"))
+  }
 }
 
-pub unsafe extern "C" fn utf8_length(env: sys::napi_env, _info: sys::napi_callback_info) -> sys::napi_value {
-  guard(env, || Err("bson-rs: utf8Length not implemented yet".to_string()))
+fn utf8_len(env: sys::napi_env, v: sys::napi_value) -> Result<usize, String> {
+  let mut len = 0usize;
+  // SAFETY: a NULL buffer asks napi for the length only; napi checks the type.
+  check_msg(
+    unsafe { sys::napi_get_value_string_utf8(env, v, std::ptr::null_mut(), 0, &mut len) },
+    "encode expected a string argument",
+  )?;
+  Ok(len)
 }
+
+impl ArgSource for NapiArgs<'_> {
+  fn count(&self) -> usize {
+    self.values.len()
+  }
+
+  fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    let v = self.value(i)?;
+    if dst.len() < 2 {
+      return Ok(None);
+    }
+    let mut len = 0usize;
+    // SAFETY: `dst` is valid for dst.len() bytes; napi writes at most
+    // dst.len() - 1 bytes plus a NUL terminator, and checks the type.
+    check_msg(
+      unsafe { sys::napi_get_value_string_utf8(self.env, v, dst.as_mut_ptr().cast(), dst.len(), &mut len) },
+      "encode expected a string argument",
+    )?;
+    // V8 never writes a partial character, so the string may have been cut
+    // short only if fewer than 4 bytes of room were left.
+    if len + 5 <= dst.len() {
+      return Ok(Some(len));
+    }
+    let exact = utf8_len(self.env, v)?;
+    Ok(if exact == len { Some(len) } else { None })
+  }
+
+  fn str_len(&mut self, i: usize) -> Result<usize, String> {
+    utf8_len(self.env, self.value(i)?)
+  }
+
+  fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
+    let v = self.value(i)?;
+    let mut kind: sys::napi_typedarray_type = 0;
+    let mut length = 0usize;
+    let mut data: *mut c_void = std::ptr::null_mut();
+    let mut offset = 0usize;
+    // SAFETY: napi fails cleanly if `v` is not a typed array; all out pointers are valid.
+    check_msg(
+      unsafe { sys::napi_get_typedarray_info(self.env, v, &mut kind, &mut length, &mut data, std::ptr::null_mut(), &mut offset) },
+      "encode expected a Uint8Array argument",
+    )?;
+    let width = match kind {
+      0..=2 => 1usize,
+      3 | 4 => 2,
+      5..=7 => 4,
+      8..=10 => 8,
+      _ => return Err("bson-rs: unknown typed array type".to_string()),
+    };
+    let bytes = length.checked_mul(width).ok_or("bson-rs: typed array too large")?;
+    if data.is_null() || bytes == 0 {
+      return Ok(&[]);
+    }
+    // SAFETY: napi reports `data` (already offset) valid for length elements of
+    // `width` bytes; the typed array is an argument of the current call, so it
+    // stays alive (and is not detached: no JS runs) until the call returns,
+    // and the slice does not outlive the call.
+    Ok(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), bytes) })
+  }
+
+  fn to_owned(&mut self, i: usize) -> Result<OwnedArg, String> {
+    let v = self.value(i)?;
+    let mut t: sys::napi_valuetype = 0;
+    // SAFETY: plain type query on a value of the current call.
+    check_msg(unsafe { sys::napi_typeof(self.env, v, &mut t) }, "napi_typeof failed")?;
+    if t == sys::ValueType::napi_string {
+      let n = self.str_len(i)?;
+      let mut buf = vec![0u8; n + 1];
+      match self.write_str(i, &mut buf)? {
+        Some(m) => {
+          buf.truncate(m);
+          Ok(OwnedArg::Str(buf))
+        }
+        None => Err("bson-rs: string changed while encoding".to_string()),
+      }
+    } else {
+      Ok(OwnedArg::Bytes(self.bytes(i)?.to_vec()))
+    }
+  }
+}
+
+fn number(env: sys::napi_env, v: f64) -> sys::napi_value {
+  let mut out = std::ptr::null_mut();
+  // SAFETY: creates a number; only writes the out pointer.
+  unsafe { sys::napi_create_double(env, v, &mut out) };
+  out
+}
+
+fn string(env: sys::napi_env, s: &str) -> sys::napi_value {
+  let mut out = std::ptr::null_mut();
+  // SAFETY: `s` is valid UTF-8 of the given length.
+  unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) };
+  out
+}
+
+/// `defineKey(id, key)`: key table entry; returns the key's UTF-8 byte length.
+pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+  guard(env, || {
+    let args = Args::<2>::read(env, info)?;
+    let id = args.u32(0)? as usize;
+    let key = args.get(1);
+    let n = utf8_len(env, key)?;
+    let mut buf = vec![0u8; n + 1];
+    let mut len = 0usize;
+    // SAFETY: buf has n + 1 bytes: room for the whole string and the NUL.
+    check_msg(
+      unsafe { sys::napi_get_value_string_utf8(env, key, buf.as_mut_ptr().cast(), buf.len(), &mut len) },
+      "defineKey expected a string",
+    )?;
+    buf.truncate(len.min(n));
+    args.state().encoder.define_key(id, &buf)?;
+    Ok(number(env, len as f64))
+  })
+}
+
+/// Reads all arguments of the call into `state.enc_args` (reused between
+/// calls): one `napi_get_cb_info` for up to 16 arguments, a second for more.
+fn read_args_into_state(env: sys::napi_env, info: sys::napi_callback_info) -> Result<&'static mut EnvState, String> {
+  const FIRST: usize = 16;
+  let mut first = [std::ptr::null_mut(); FIRST];
+  let mut argc = FIRST;
+  let mut data = std::ptr::null_mut();
+  // SAFETY: `first` has room for FIRST values; napi writes at most that many and reports the real count.
+  check_msg(
+    unsafe { sys::napi_get_cb_info(env, info, &mut argc, first.as_mut_ptr(), std::ptr::null_mut(), &mut data) },
+    "napi_get_cb_info failed",
+  )?;
+  let state = state_from(data);
+  let values = &mut state.enc_args;
+  values.clear();
+  if argc <= FIRST {
+    values.extend_from_slice(&first[..argc]);
+  } else {
+    values.resize(argc, std::ptr::null_mut());
+    let mut again = argc;
+    // SAFETY: `values` has room for all argc values.
+    check_msg(
+      unsafe { sys::napi_get_cb_info(env, info, &mut again, values.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut()) },
+      "napi_get_cb_info failed",
+    )?;
+    values.truncate(again.min(argc));
+  }
+  Ok(state)
+}
+
+/// `encode(first, opsLen, outOffset, ...args)`: see ARCHITECTURE.md.
+pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+  guard(env, || {
+    let state = read_args_into_state(env, info)?;
+    let result = run_encode(env, state);
+    if state.enc_args.capacity() > 65_536 {
+      state.enc_args = Vec::new();
+    }
+    result
+  })
+}
+
+fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
+  let EnvState { scratch, encoder, enc_args, .. } = state;
+  let (Some(&first), Some(&ops_len), Some(&offset)) = (enc_args.first(), enc_args.get(1), enc_args.get(2)) else {
+    return Err("bson-rs: encode needs (first, opsLen, outOffset, ...args)".to_string());
+  };
+  let mut first_v = 0u32;
+  let mut ops_len_v = 0u32;
+  let mut offset_v = 0u32;
+  // SAFETY: napi checks the types and fails cleanly.
+  check_msg(unsafe { sys::napi_get_value_uint32(env, first, &mut first_v) }, "encode: first must be a number")?;
+  // SAFETY: as above.
+  check_msg(unsafe { sys::napi_get_value_uint32(env, ops_len, &mut ops_len_v) }, "encode: opsLen must be a number")?;
+  // SAFETY: as above.
+  check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
+  let [_, _, ops, nums, bytes, out] = scratch;
+  let step = (|| {
+    let ops = ops.bytes();
+    let n = (ops_len_v as usize).checked_mul(4).ok_or("bson-rs: opsLen too large")?;
+    let ops_bytes = ops.get(..n).ok_or("bson-rs: opsLen past encOps")?;
+    // SAFETY: u32 has no invalid bit patterns; align_to only reinterprets the aligned middle part.
+    let (pre, words, post) = unsafe { ops_bytes.align_to::<u32>() };
+    if !pre.is_empty() || !post.is_empty() {
+      return Err("bson-rs: encOps is not 4-byte aligned".to_string());
+    }
+    if first_v != 0 {
+      encoder.begin();
+    }
+    let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]) };
+    let out = out.bytes();
+    let out = out.get_mut(offset_v as usize..).unwrap_or(&mut []);
+    encoder.run(words, nums.bytes(), bytes.bytes(), out, &mut source)
+  })();
+  Ok(match step {
+    Ok(Step::Done(n)) => number(env, n as f64),
+    Ok(Step::NeedMore) => number(env, -1.0),
+    Ok(Step::TooSmall(n)) => number(env, -(n as f64) - 2.0),
+    Err(message) => {
+      encoder.reset();
+      string(env, &message)
+    }
+  })
+}
+
+/// `utf8Length(...strings)`: sum of the UTF-8 byte lengths.
+pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+  guard(env, || {
+    let state = read_args_into_state(env, info)?;
+    let mut total = 0f64;
+    for &v in &state.enc_args {
+      total += utf8_len(env, v)? as f64;
+    }
+    if state.enc_args.capacity() > 65_536 {
+      state.enc_args = Vec::new();
+    }
+    Ok(number(env, total))
+  })
+}
+

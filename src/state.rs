@@ -58,6 +58,8 @@ pub struct EnvState {
   pub sink: sys::napi_ref,
   pub decoder: bson_rs_core::decode::DecodeCache,
   pub encoder: bson_rs_core::encode::Encoder,
+  /// Reusable argument vector of `encode` / `utf8Length` calls.
+  pub enc_args: Vec<sys::napi_value>,
 }
 
 impl EnvState {
@@ -67,6 +69,7 @@ impl EnvState {
       sink: std::ptr::null_mut(),
       decoder: bson_rs_core::decode::DecodeCache::new(),
       encoder: bson_rs_core::encode::Encoder::new(),
+      enc_args: Vec::new(),
     }
   }
 

@@ -1,0 +1,803 @@
+'use strict';
+// serialize / calculateObjectSize / serializeWithBufferAndIndex / setInternalBufferSize:
+// bson-rs against js-bson (the oracle) — same bytes, same sizes, same errors.
+const test = require('node:test');
+const assert = require('node:assert');
+const js = require('bson');
+const rs = require('../');
+
+const {
+  Binary,
+  BSONRegExp,
+  BSONSymbol,
+  Code,
+  DBRef,
+  Decimal128,
+  Double,
+  Int32,
+  Long,
+  MaxKey,
+  MinKey,
+  ObjectId,
+  Timestamp,
+  UUID
+} = js;
+
+function hex(b) {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+function outcome(fn) {
+  try {
+    const value = fn();
+    return { ok: true, value: value instanceof Uint8Array ? hex(value) : value };
+  } catch (error) {
+    return {
+      ok: false,
+      name: error?.constructor?.name,
+      message: error?.message,
+      bsonError: error instanceof js.BSONError
+    };
+  }
+}
+
+/** Same serialize bytes (or same error) and same calculateObjectSize (or same error). */
+function same(doc, options) {
+  const a = outcome(() => js.serialize(doc, options));
+  const b = outcome(() => rs.serialize(doc, options));
+  assert.deepStrictEqual(b, a);
+  const c = outcome(() => js.calculateObjectSize(doc, options));
+  const d = outcome(() => rs.calculateObjectSize(doc, options));
+  assert.deepStrictEqual(d, c);
+  return a;
+}
+
+function sameSerialize(doc, options) {
+  const a = outcome(() => js.serialize(doc, options));
+  const b = outcome(() => rs.serialize(doc, options));
+  assert.deepStrictEqual(b, a);
+  return a;
+}
+
+function sameSize(doc, options) {
+  const a = outcome(() => js.calculateObjectSize(doc, options));
+  const b = outcome(() => rs.calculateObjectSize(doc, options));
+  assert.deepStrictEqual(b, a);
+  return a;
+}
+
+const allOptions = [
+  undefined,
+  {},
+  { checkKeys: true },
+  { serializeFunctions: true },
+  { ignoreUndefined: false },
+  { checkKeys: true, serializeFunctions: true, ignoreUndefined: false },
+  { ignoreUndefined: 'yes', checkKeys: 1 } // non-booleans fall back to the defaults
+];
+
+function allTypesDoc() {
+  return {
+    double: 1.5,
+    int: 42,
+    negInt: -7,
+    string: 'hello',
+    nonAscii: 'héllo wörld ✓',
+    emoji: '😀 pair',
+    longString: 'x'.repeat(300),
+    longNonAscii: 'é'.repeat(100),
+    empty: '',
+    nested: { a: { b: { c: 'deep' } } },
+    array: [1, 'two', 3.5, null, { x: 1 }, [2, [3]]],
+    emptyArray: [],
+    emptyObject: {},
+    bin: Buffer.from('binary data'),
+    u8: new Uint8Array([1, 2, 3]),
+    oid: new ObjectId('65494a394033a116319ce2da'),
+    t: true,
+    f: false,
+    date: new Date(1700000000000),
+    nil: null,
+    undef: undefined,
+    regexp: /ab+c/gim,
+    code: new Code('function () { return 1; }'),
+    codeScope: new Code('function () { return x; }', { x: 1, y: 'two' }),
+    symbol: new BSONSymbol('sym'),
+    int32: new Int32(-12),
+    ts: new Timestamp({ t: 1700000000, i: 3 }),
+    long: Long.fromString('-1234567890123456789'),
+    ulong: Long.fromString('18446744073709551615', true),
+    dec: Decimal128.fromString('1234.5678'),
+    minKey: new MinKey(),
+    maxKey: new MaxKey(),
+    bsonRegExp: new BSONRegExp('^a.*z$', 'xsmi'),
+    dbref: new DBRef('coll', new ObjectId('0123456789ab0123456789ab'), 'db', { extra: 1 }),
+    dbrefNoDb: new DBRef('coll', new ObjectId('0123456789ab0123456789ab')),
+    binSub2: new Binary(Buffer.from('old binary'), 2),
+    uuid: new UUID('0123456789abcdef0123456789abcdef'),
+    bigint: 123n,
+    dbl: new Double(-0),
+    fn: function named() {
+      return 1;
+    },
+    arrow: () => 2,
+    sym: Symbol('skipped')
+  };
+}
+
+test('every type, every option: identical bytes and sizes', () => {
+  for (const options of allOptions) same(allTypesDoc(), options);
+});
+
+test('numbers: int32 edges, -0, NaN, infinities, fractions, safe-integer edges', () => {
+  const values = [
+    0, -0, 1, -1, 2147483647, -2147483648, 2147483648, -2147483649, 4294967296, 0.5, -0.5,
+    NaN, Infinity, -Infinity, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER + 2, Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 2 ** 53
+  ];
+  same({ values });
+  for (const v of values) same({ v });
+});
+
+test('bigint wraps to int64 like js-bson', () => {
+  for (const v of [0n, -1n, 2n ** 63n - 1n, 2n ** 63n, -(2n ** 63n), -(2n ** 63n) - 1n, 2n ** 64n + 5n, 2n ** 100n]) {
+    same({ v, a: [v] });
+  }
+});
+
+test('dates: valid, invalid, extremes, fractional, overridden getTime', () => {
+  const odd = new Date(5);
+  odd.getTime = () => 123.75;
+  for (const d of [new Date(0), new Date(-1), new Date(NaN), new Date(8.64e15), new Date(-8.64e15), odd]) {
+    same({ d, a: [d] });
+  }
+});
+
+test('regular expressions: every flag combination, BSONRegExp options sorted', () => {
+  for (const flags of ['', 'g', 'i', 'm', 's', 'u', 'y', 'd', 'gim', 'imsuy', 'dgimsuy']) {
+    same({ r: new RegExp('a(b)c', flags) });
+  }
+  same({ r: new BSONRegExp('x', 'xsmli') });
+  const unsorted = new BSONRegExp('x', 'i');
+  unsorted.options = 'zyxmi'; // js-bson sorts whatever is there
+  same({ r: unsorted });
+  same({ r: new BSONRegExp('é✓', 'u') });
+  same({ r: /\u00e9+/ });
+});
+
+test('null bytes: keys, regexp source, BSONRegExp pattern', () => {
+  same({ 'a\u0000b': 1 });
+  same({ 'a\u0000b': undefined }); // key checked even when the value is skipped
+  same({ r: new RegExp('a\u0000b') });
+  const withNul = new BSONRegExp('a', 'i');
+  withNul.pattern = 'a\u0000b';
+  same({ r: withNul });
+  same(new Map([['x\u0000', 1]]));
+  same({ a: ['ok\u0000'] }); // string values may contain NUL
+  same({ s: 'a\u0000b', long: 'x'.repeat(80) + '\u0000' });
+});
+
+test('checkKeys: $ and . rules, exempt keys, arrays, DBRef frames', () => {
+  const docs = [
+    { $set: 1 },
+    { 'a.b': 1 },
+    { $db: 'x', $ref: 'y', $id: 1, $clusterTime: 2 },
+    { nested: { $bad: 1 } },
+    { arr: [{ 'x.y': 1 }] },
+    { dollarDot: { '$a.b': 1 } },
+    new Map([['$m', 1]]),
+    { ref: new DBRef('c', new ObjectId('0123456789ab0123456789ab'), 'db', { 'weird.key': 1, $other: 2 }) },
+    { code: new Code('x', { 'a.b': 1 }) }
+  ];
+  for (const doc of docs) {
+    same(doc, { checkKeys: true });
+    same(doc, { checkKeys: false });
+  }
+});
+
+test('ignoreUndefined: documents, arrays (always null), DBRef fields (always ignored)', () => {
+  const doc = {
+    a: undefined,
+    b: [undefined, 1, undefined],
+    c: { d: undefined },
+    ref: new DBRef('c', new ObjectId('0123456789ab0123456789ab'), undefined, { u: undefined, v: 1 }),
+    m: new Map([['u', undefined]])
+  };
+  same(doc, { ignoreUndefined: true });
+  same(doc, { ignoreUndefined: false });
+});
+
+test('serializeFunctions: values, arrays (index gaps when skipped), Code', () => {
+  const doc = {
+    f() {
+      return 'method';
+    },
+    arr: [1, () => 'x', Symbol('s'), 4, function () {}],
+    code: new Code(function add(a, b) {
+      return a + b;
+    })
+  };
+  same(doc, { serializeFunctions: true });
+  same(doc, { serializeFunctions: false });
+});
+
+test('Maps: order, nesting, non-string keys', () => {
+  same(new Map([['b', 1], ['a', new Map([['z', [1, 2]]])]]));
+  same({ m: new Map([['x', 1], ['y', 'two']]) });
+  same({ m: new Map([[1, 'a']]) }); // TypeError in serialize and in calculateObjectSize
+  same({ m: new Map([[Symbol('k'), 'a']]) });
+  same({ m: new Map([[1, undefined]]) }); // skipped before the key is written
+  same({ m: new Map([[{}, Symbol('v')]]) });
+  same({ m: new Map() });
+});
+
+test('typed arrays, ArrayBuffer, DataView, Buffer views with offsets', () => {
+  const pool = Buffer.from('0123456789abcdefghijklmnopqrstuvwxyz');
+  same({
+    u16: new Uint16Array([1, 2, 65535]),
+    i8: new Int8Array([-1, 2]),
+    f64: new Float64Array([1.5, -0]),
+    u8c: new Uint8ClampedArray([300, 5]),
+    big: new BigInt64Array([1n, -2n]),
+    ab: new ArrayBuffer(8),
+    dv: new DataView(new ArrayBuffer(4)),
+    view: pool.subarray(5, 30),
+    u8view: new Uint8Array(pool.buffer, pool.byteOffset + 3, 4),
+    emptyU8: new Uint8Array(0),
+    bigU8: new Uint8Array(100000).fill(7)
+  });
+});
+
+test('array holes, extra array properties, sparse and array-likes', () => {
+  // eslint-disable-next-line no-sparse-arrays
+  const holes = [1, , 3, , ,];
+  const extra = [1, 2];
+  extra.foo = 'ignored';
+  same({ holes, extra, sparse: Object.assign(new Array(5), { 2: 'x' }) });
+  same({ arrayLike: { length: 2, 0: 'a', 1: 'b' } });
+  same({ args: (function () { return arguments; })(1, 'b') });
+});
+
+test('getters, toBSON on values and objects, null-prototype objects, symbol keys', () => {
+  let calls = 0;
+  const withGetter = {
+    get g() {
+      calls++;
+      return 'got';
+    }
+  };
+  same({ withGetter });
+  assert.strictEqual(calls, 4); // serialize + size, js-bson and bson-rs each read it once
+  const nullProto = Object.assign(Object.create(null), { a: 1, b: { c: 2 } });
+  same({ nullProto });
+  same(nullProto);
+  same({ [Symbol('hidden')]: 1, visible: 2 });
+  same({ v: { toBSON: () => 'replaced' } });
+  same({ v: { toBSON: () => ({ inner: { toBSON: () => 5 } }) } });
+  same({ v: { toBSON: () => undefined } });
+  same({ toBSON: () => ({ root: 'replaced' }) });
+  same({ toBSON: () => 42 }); // serialize: BSONError; size: counts the number's properties
+  same({ toBSON: () => null }); // TypeError from Object.keys in both
+  same({ a: { toBSON: () => [1, 2] } });
+  same({ numbered: { 2: 'b', 1: 'a', x: 'c' } });
+  // a value whose toBSON returns an object that itself has toBSON: js-bson calls both
+  const log = [];
+  const outer = {
+    toBSON() {
+      log.push('outer');
+      return { toBSON: () => (log.push('inner'), { done: true }) };
+    }
+  };
+  const a = js.serialize({ outer });
+  const jsLog = log.splice(0);
+  const b = rs.serialize({ outer });
+  assert.strictEqual(hex(b), hex(a));
+  assert.deepStrictEqual(log, jsLog);
+});
+
+test('Proxy documents: same bytes and the same trap sequence as js-bson', () => {
+  function traced(target, log) {
+    return new Proxy(target, {
+      get(t, k, r) {
+        log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.get(t, k, r);
+      },
+      has(t, k) {
+        log.push(['has', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.has(t, k);
+      },
+      ownKeys(t) {
+        log.push(['ownKeys']);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        log.push(['gopd', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      }
+    });
+  }
+  for (const make of [
+    log => ({ p: traced({ a: 1, b: [1, 2], c: { d: 'x' } }, log) }),
+    log => ({ p: traced([1, 'two', { three: 3 }], log) }),
+    log => traced({ root: true, n: null }, log)
+  ]) {
+    for (const fn of ['serialize', 'calculateObjectSize']) {
+      const jsLog = [];
+      const rsLog = [];
+      const a = outcome(() => js[fn](make(jsLog)));
+      const b = outcome(() => rs[fn](make(rsLog)));
+      assert.deepStrictEqual(b, a);
+      assert.deepStrictEqual(rsLog, jsLog, fn);
+    }
+  }
+});
+
+test('strings: lone surrogates become EF BF BD like Buffer.write, in keys and values', () => {
+  const lone = ['\ud800', '\udc00x', 'a\ud83d', '\ud83d\ude00', 'x\udfff\ud800y'];
+  for (const s of lone) {
+    same({ [s]: s, long: s.repeat(40), arr: [s] });
+  }
+  const r = rs.serialize({ s: '\ud800' });
+  assert.strictEqual(hex(r).includes('efbfbd'), true);
+});
+
+test('keys: non-ASCII, long (sent inline), many distinct keys past the cache bound', () => {
+  same({ 'ключ': 1, 'clé': 'v', '✓': true, ['k'.repeat(200)]: 1, ['é'.repeat(70)]: 2 });
+  const many = {};
+  for (let i = 0; i < 70000; i++) many['distinct_key_' + i] = i;
+  same(many);
+  // the cache is full now: new keys still work, with their checks
+  same({ brand_new_key_after_bound: 1, 'another.new': 2 }, { checkKeys: true });
+  same({ '$fresh': 1 }, { checkKeys: true });
+  same({ 'fresh\u0000nul': 1 });
+});
+
+test('every BSON class and its edge cases', () => {
+  const oid = new ObjectId('65494a394033a116319ce2da');
+  same({
+    oids: [oid, new ObjectId(), ObjectId.createFromTime(0)],
+    decs: [Decimal128.fromString('0'), Decimal128.fromString('-1E-6176'), Decimal128.fromString('NaN')],
+    longs: [Long.MAX_VALUE, Long.MIN_VALUE, Long.ZERO, Long.fromNumber(-1, true)],
+    ts: [new Timestamp({ t: 0, i: 0 }), new Timestamp({ t: 0xffffffff, i: 0xffffffff })],
+    doubles: [new Double(1), new Double(NaN), new Double(-0), new Double(Infinity)],
+    ints: [new Int32(0), new Int32(-2147483648), new Int32(2147483647)],
+    codes: [new Code(''), new Code('x', {}), new Code('é', { nested: { deep: [1] } }), new Code('s', null)],
+    syms: [new BSONSymbol(''), new BSONSymbol('é✓')],
+    keys: [new MinKey(), new MaxKey()],
+    refs: [
+      new DBRef('c', oid),
+      new DBRef('c', oid, 'db'),
+      new DBRef('c', oid, undefined, { a: 1, $db: 'inFields' }),
+      new DBRef('c', 5, 'db', { nested: { x: [1] } })
+    ]
+  });
+});
+
+test('Code with scope: Map scope, array scope, toBSON scope, circular scope', () => {
+  same({ c: new Code('f', new Map([['a', 1]])) });
+  same({ c: new Code('f', [1, undefined, 'x']) });
+  same({ c: new Code('f', { toBSON: () => ({ replaced: true }) }) });
+  const scope = { a: 1 };
+  scope.self = { c: new Code('g', scope) };
+  same({ c: new Code('f', scope) });
+  const root = {};
+  root.c = new Code('f', root);
+  same(root);
+});
+
+test('Binary: subtypes 0, 2, 4, 9 and a partly filled buffer', () => {
+  const partial = new Binary();
+  partial.put(1);
+  partial.put(2);
+  same({
+    b0: new Binary(Buffer.from([1, 2, 3])),
+    b2: new Binary(Buffer.from('old'), 2),
+    b2empty: new Binary(Buffer.alloc(0), 2),
+    b4: new Binary(Buffer.alloc(16, 1), 4),
+    b128: new Binary(Buffer.from('user'), 128),
+    partial,
+    large: new Binary(Buffer.alloc(70000, 3), 0)
+  });
+});
+
+test('Binary vectors (subtype 9): valid ones and every validation error', () => {
+  same({ v: Binary.fromInt8Array(new Int8Array([1, -2, 3])) });
+  same({ v: Binary.fromFloat32Array(new Float32Array([1.5, -2])) });
+  same({ v: Binary.fromPackedBits(new Uint8Array([1, 0, 1, 1, 0, 0, 0, 0, 1])) });
+  same({ v: new Binary(Buffer.from([0x03, 0]), 9) });
+  const bad = [
+    [0x03, 1, 5], // int8 with padding
+    [0x27, 1, 0, 0, 0, 0], // float32 with padding
+    [0x27, 0, 1, 2, 3], // float32 not a multiple of 4
+    [0x10, 3], // empty packed bits with padding
+    [0x10, 8, 0xff] // padding > 7
+  ];
+  for (const bytes of bad) same({ v: new Binary(Buffer.from(bytes), 9) });
+});
+
+test('errors: root checks, circular structures, unknown _bsontype, version mismatch', () => {
+  const roots = [
+    [1],
+    [],
+    5,
+    'str',
+    true,
+    Symbol('s'),
+    () => {},
+    new Date(),
+    /x/,
+    Buffer.alloc(1),
+    new Uint8Array(2),
+    new ArrayBuffer(2),
+    new ObjectId(),
+    new Long(1),
+    { _bsontype: 'anything' },
+    null,
+    undefined
+  ];
+  for (const root of roots) sameSerialize(root);
+  for (const root of roots) if (root != null) sameSize(root);
+  const circular = { a: 1 };
+  circular.self = circular;
+  same(circular);
+  const viaArray = { list: [] };
+  viaArray.list.push({ back: viaArray });
+  same(viaArray);
+  const shared = { x: 1 };
+  same({ a: shared, b: shared, c: [shared, shared] }); // repeated, not circular
+  same({ u: { _bsontype: 'Unknown', [Symbol.for('@@mdb.bson.version')]: 7 } });
+  same({ u: { _bsontype: 'ObjectId', [Symbol.for('@@mdb.bson.version')]: 7 } }); // tag symbol missing
+  same({ u: { _bsontype: 'ObjectId' } }); // version mismatch
+  same({ u: { _bsontype: 'ObjectId', [Symbol.for('@@mdb.bson.version')]: 6 } });
+  same({ u: { _bsontype: 5 } });
+  same({ u: { _bsontype: null } });
+});
+
+test('deep circular structure past the scanned depth', () => {
+  const root = {};
+  let cur = root;
+  for (let i = 0; i < 100; i++) cur = cur.next = {};
+  cur.loop = root.next.next; // an ancestor 98 levels up
+  same(root);
+  cur.loop = { fine: true };
+  same(root);
+});
+
+test('a 20,000-level deep document', () => {
+  let doc = { leaf: 'end' };
+  for (let i = 0; i < 20000; i++) doc = i % 2 ? { level: i, child: doc } : { arr: [doc] };
+  same(doc);
+});
+
+test('a document larger than 17 MiB is serialized whole and round-trips through js-bson', () => {
+  const big = 'a'.repeat(18 * 1024 * 1024) + 'é';
+  const bytes = rs.serialize({ big, after: 1 });
+  assert.strictEqual(bytes.length, 4 + (1 + 4 + 4 + Buffer.byteLength(big) + 1) + (1 + 6 + 4) + 1);
+  const back = js.deserialize(bytes);
+  assert.strictEqual(back.big, big);
+  assert.strictEqual(back.after, 1);
+  assert.strictEqual(rs.calculateObjectSize({ big, after: 1 }), bytes.length);
+  // and the next small document is still right
+  same({ small: true });
+});
+
+test('many string arguments (several native chunks) incl. two-argument regexps at chunk edges', () => {
+  const strings = Array.from({ length: 20000 }, (_, i) => 'é' + i);
+  same({ strings });
+  const regexps = Array.from({ length: 9000 }, (_, i) => new RegExp('p' + i, 'i'));
+  same({ a: 'é', regexps });
+  const mixed = {};
+  for (let i = 0; i < 9000; i++) mixed['k' + i + 'é'.repeat(40)] = i % 3 ? 'v' + i + '✓' : new BSONRegExp('x' + i, 'm');
+  same(mixed);
+});
+
+test('binary arguments across native chunks, and Uint8Array look-alikes', () => {
+  const bins = Array.from({ length: 12000 }, (_, i) => (i % 2 ? Buffer.from([i & 255, 1, 2]) : 'é' + i));
+  same({ bins });
+  const proxied = new Proxy(new Uint8Array([1, 2, 3]), {});
+  sameSerialize({ proxied });
+  const weird = new Binary(Buffer.from([1, 2, 3, 4]));
+  weird.position = 2; // fewer bytes than the buffer holds
+  same({ weird });
+});
+
+test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a run', () => {
+  const doc = { a: [1, 2.5, -0, NaN, 2 ** 31, 'x', 3, new Int32(4), 5], long: Array.from({ length: 70000 }, (_, i) => (i % 3 ? i * 0.5 : i)) };
+  same(doc);
+  let reads = 0;
+  Object.defineProperty(Number.prototype, 'toBSON', {
+    configurable: true,
+    get() {
+      reads++;
+      return undefined;
+    }
+  });
+  try {
+    const small = { a: [1, 2, 3.5, 'x', 4], n: 6 };
+    reads = 0;
+    const a = hex(js.serialize(small));
+    const jsReads = reads;
+    reads = 0;
+    const b = hex(rs.serialize(small));
+    assert.strictEqual(b, a);
+    assert.strictEqual(reads, jsReads);
+    reads = 0;
+    const c = js.calculateObjectSize(small);
+    const jsSizeReads = reads;
+    reads = 0;
+    assert.strictEqual(rs.calculateObjectSize(small), c);
+    assert.strictEqual(reads, jsSizeReads);
+  } finally {
+    delete Number.prototype.toBSON;
+  }
+  Number.prototype.toBSON = function () {
+    return 'n' + this;
+  };
+  try {
+    same({ a: [1, 2, 3.5, 'x', 4], n: 6 });
+  } finally {
+    delete Number.prototype.toBSON;
+  }
+  String.prototype.toBSON = function () {
+    return this.length;
+  };
+  try {
+    same({ a: ['ab', 1, 'é', 'y'.repeat(60), 2], s: 'top' });
+  } finally {
+    delete String.prototype.toBSON;
+  }
+  same({ mixed: ['a', 1, 'é', 'y'.repeat(60), 2.5, '', 'b'.repeat(48), 'c'.repeat(49), null, 'd'] });
+  const log = [];
+  const proxied = new Proxy([1, 2, 3, 'four', 5, 6], {
+    get(t, k, r) {
+      log.push(String(k));
+      return Reflect.get(t, k, r);
+    }
+  });
+  js.serialize({ p: proxied });
+  const jsLog = log.splice(0);
+  rs.serialize({ p: proxied });
+  assert.deepStrictEqual(log, jsLog);
+});
+
+test('objects in arrays (lane hand-over): same trap sequence as js-bson for proxied elements', () => {
+  function traced(target, log, name, unbound) {
+    return new Proxy(target, {
+      get(t, k, r) {
+        log.push([name, 'get', typeof k === 'symbol' ? k.toString() : k]);
+        if (unbound) return Reflect.get(t, k, r);
+        const v = Reflect.get(t, k, t);
+        return typeof v === 'function' ? v.bind(t) : v;
+      },
+      has(t, k) {
+        log.push([name, 'has', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.has(t, k);
+      },
+      getPrototypeOf(t) {
+        log.push([name, 'getPrototypeOf']);
+        return Reflect.getPrototypeOf(t);
+      },
+      ownKeys(t) {
+        log.push([name, 'ownKeys']);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        log.push([name, 'gopd', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      }
+    });
+  }
+  const targets = () => [
+    { plain: 1 },
+    new Date(5),
+    new ObjectId('65494a394033a116319ce2da'),
+    new Long(7),
+    new Int32(3),
+    /re/i,
+    Buffer.from('ab'),
+    [1, 2],
+    new Map([['m', 1]]),
+    new Code('c'),
+    new MinKey(),
+    new MaxKey(),
+    new Binary(Buffer.from('bin'), 2),
+    Binary.fromInt8Array(new Int8Array([1, 2])),
+    Decimal128.fromString('1.5'),
+    new Timestamp({ t: 1, i: 2 }),
+    new Double(1.5),
+    new BSONRegExp('p', 'mi'),
+    new BSONSymbol('s'),
+    new DBRef('c', new ObjectId('65494a394033a116319ce2da'), 'db')
+  ];
+  for (const unbound of [false, true]) {
+    for (const fn of ['serialize', 'calculateObjectSize']) {
+      for (let t = 0; t < targets().length; t++) {
+        const jsLog = [];
+        const rsLog = [];
+        const make = log => ({
+          a: [1, traced(targets()[t], log, 'el', unbound), new ObjectId('65494a394033a116319ce2da'), new Date(9), 'x'],
+          b: traced(targets()[t], log, 'field', unbound)
+        });
+        const a = outcome(() => js[fn](make(jsLog)));
+        const b = outcome(() => rs[fn](make(rsLog)));
+        assert.deepStrictEqual(b, a, `${fn} ${t} ${unbound}`);
+        assert.deepStrictEqual(rsLog, jsLog, `${fn} ${t} ${unbound}`);
+      }
+    }
+  }
+  // plain runs of mixed lane values
+  same({ a: [new ObjectId(), new Date(1), 1, 'x', new Date(NaN), new ObjectId(), { o: 1 }, [new Date(2)], new Long(5), null, true] });
+  const sub = new (class extends ObjectId {
+    serializeInto(buf, i) {
+      return super.serializeInto(buf, i);
+    }
+  })('65494a394033a116319ce2da');
+  same({ a: [sub, sub], b: sub });
+  same({ a: [{ _bsontype: 'ObjectId' }] });
+  same({ a: [{ _bsontype: 'Foo', [Symbol.for('@@mdb.bson.version')]: 7 }] });
+});
+
+test('output scratch growth and reuse', () => {
+  for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
+});
+
+test('serializeWithBufferAndIndex: same bytes, index and return value, same error when too small', () => {
+  const doc = allTypesDoc();
+  for (const index of [undefined, 0, 7]) {
+    const a = Buffer.alloc(2000, 0xcc);
+    const b = Buffer.alloc(2000, 0xcc);
+    const ra = js.serializeWithBufferAndIndex(doc, a, { index });
+    const rb = rs.serializeWithBufferAndIndex(doc, b, { index });
+    assert.strictEqual(rb, ra);
+    assert.ok(b.equals(a));
+  }
+  for (const [doc2, size] of [[{ a: 'x'.repeat(100) }, 50], [null, 3], [{}, 4]]) {
+    const a = outcome(() => js.serializeWithBufferAndIndex(doc2, Buffer.alloc(size)));
+    const b = outcome(() => rs.serializeWithBufferAndIndex(doc2, Buffer.alloc(size)));
+    assert.deepStrictEqual(b, a);
+  }
+  const a = outcome(() => js.serializeWithBufferAndIndex({ a: 1 }, Buffer.alloc(20), { index: 15 }));
+  const b = outcome(() => rs.serializeWithBufferAndIndex({ a: 1 }, Buffer.alloc(20), { index: 15 }));
+  assert.deepStrictEqual(b, a);
+  assert.strictEqual(a.ok, false);
+  const c = outcome(() => js.serializeWithBufferAndIndex([1], Buffer.alloc(20)));
+  const d = outcome(() => rs.serializeWithBufferAndIndex([1], Buffer.alloc(20)));
+  assert.deepStrictEqual(d, c);
+});
+
+test('options objects: null, non-objects, getters', () => {
+  for (const options of [null, 5, 'x', { get checkKeys() { return true; } }]) {
+    same({ $a: 1 }, options);
+  }
+});
+
+test('setInternalBufferSize accepts like js-bson (and only pre-sizes)', () => {
+  for (const size of [0, -1, 100, 1 << 20, NaN, '12', '1000000', undefined, 10n]) {
+    assert.deepStrictEqual(outcome(() => rs.setInternalBufferSize(size)), outcome(() => js.setInternalBufferSize(size)));
+  }
+  for (const size of ['100000000', 2 ** 53, {}]) {
+    const a = outcome(() => js.setInternalBufferSize(size));
+    const b = outcome(() => rs.setInternalBufferSize(size));
+    assert.strictEqual(b.ok, a.ok);
+    assert.strictEqual(b.name, a.name);
+    assert.strictEqual(b.message, a.message);
+  }
+  same({ after: 'presize' });
+});
+
+test('minInternalBufferSize option', () => {
+  same({ a: 1 }, { minInternalBufferSize: 1 << 20 });
+  same({ a: 1 }, { minInternalBufferSize: -5 });
+});
+
+test('re-entrancy: serialize and calculateObjectSize called from toBSON and getters', () => {
+  const innerDoc = { inner: 'value'.repeat(10), n: 1, list: ['a', 'é', 3] };
+  const expectedInner = hex(js.serialize(innerDoc));
+  const seen = [];
+  const doc = {
+    before: 'x'.repeat(30),
+    nested: {
+      toBSON() {
+        const bytes = rs.serialize(innerDoc);
+        seen.push(hex(bytes));
+        return { size: rs.calculateObjectSize(innerDoc), bytes };
+      }
+    },
+    get viaGetter() {
+      const bytes = rs.serialize({ deeper: { toBSON: () => rs.serialize({ deepest: true }) } });
+      return bytes.length;
+    },
+    after: [1, 'é', new ObjectId('65494a394033a116319ce2da')]
+  };
+  const out = rs.serialize(doc);
+  assert.strictEqual(seen[0], expectedInner);
+  // js-bson shares one buffer between nested calls, so the oracle is the same
+  // document with the nested results computed beforehand.
+  const plain = {
+    before: doc.before,
+    nested: { size: js.calculateObjectSize(innerDoc), bytes: js.serialize(innerDoc) },
+    viaGetter: js.serialize({ deeper: js.serialize({ deepest: true }) }).length,
+    after: doc.after
+  };
+  assert.strictEqual(hex(out), hex(js.serialize(plain)));
+  assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(plain));
+  // an error thrown by the nested call leaves the outer one usable
+  const throwing = { a: { toBSON: () => rs.serialize([1]) } };
+  assert.throws(() => rs.serialize(throwing), /array as the root/);
+  same({ still: 'fine' });
+});
+
+test('serialize result is a fresh Buffer each time', () => {
+  const a = rs.serialize({ a: 1 });
+  const b = rs.serialize({ a: 2 });
+  assert.ok(Buffer.isBuffer(a));
+  assert.notStrictEqual(a.buffer === b.buffer && a.byteOffset === b.byteOffset, true);
+  assert.strictEqual(a[7], 1);
+  assert.strictEqual(b[7], 2);
+});
+
+test('classes from another js-bson major are refused (BSONVersionError)', () => {
+  const fake = { _bsontype: 'Long', [Symbol.for('@@mdb.bson.version')]: 6, low: 1, high: 0 };
+  const a = outcome(() => js.serialize({ fake }));
+  const b = outcome(() => rs.serialize({ fake }));
+  assert.deepStrictEqual(b, a);
+  assert.strictEqual(b.name, 'BSONVersionError');
+});
+
+test('seeded random documents: identical bytes, sizes and errors', () => {
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed / 0x7fffffff;
+  };
+  const pick = a => a[Math.floor(rand() * a.length)];
+  const keys = ['a', 'b', 'é', '$x', 'a.b', '', 'k'.repeat(70), 'key\u0000', 'ünï', '0', '_id'];
+  function value(depth) {
+    const r = rand();
+    if (depth > 3 || r < 0.45) {
+      return pick([
+        () => Math.floor(rand() * 2 ** 33) - 2 ** 32,
+        () => rand() * 1e6,
+        () => -0,
+        () => NaN,
+        () => 'x'.repeat(Math.floor(rand() * 60)),
+        () => 'é✓\ud800'.repeat(Math.floor(rand() * 20)),
+        () => rand() < 0.5,
+        () => null,
+        () => undefined,
+        () => BigInt(Math.floor(rand() * 1e9)) * 12345678901n,
+        () => new Date(Math.floor(rand() * 1e13)),
+        () => new ObjectId(),
+        () => Long.fromNumber(rand() * 1e15),
+        () => new Int32(Math.floor(rand() * 1000)),
+        () => new Double(rand()),
+        () => Decimal128.fromString(String(Math.floor(rand() * 1e6))),
+        () => new Binary(Buffer.from([1, 2, 3]), pick([0, 2, 4, 5, 128])),
+        () => Buffer.alloc(Math.floor(rand() * 40), 7),
+        () => /re/gi,
+        () => new BSONRegExp('p', 'im'),
+        () => new Code('c'),
+        () => new MinKey(),
+        () => new Timestamp({ t: 1, i: 2 }),
+        () => Symbol('s'),
+        () => () => 1
+      ])();
+    }
+    if (r < 0.7) return Array.from({ length: Math.floor(rand() * 6) }, () => value(depth + 1));
+    if (r < 0.75) return new Map([[pick(keys), value(depth + 1)]]);
+    if (r < 0.8) return new Code('f', doc(depth + 1));
+    if (r < 0.85) return new DBRef('c', new ObjectId(), rand() < 0.5 ? 'db' : undefined, doc(depth + 1));
+    return doc(depth + 1);
+  }
+  function doc(depth) {
+    const d = {};
+    const n = Math.floor(rand() * 6);
+    for (let i = 0; i < n; i++) d[pick(keys) + (rand() < 0.5 ? i : '')] = value(depth);
+    return d;
+  }
+  for (let i = 0; i < 1500; i++) {
+    const d = doc(0);
+    const options = pick(allOptions);
+    same(d, options);
+  }
+});
