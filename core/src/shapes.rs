@@ -1,0 +1,112 @@
+//! Bounded shape trie: a node is a key-id sequence (a prefix of some
+//! document's keys). A node whose documents were seen often enough gets a
+//! shape id, for which JS compiles an object factory.
+
+use std::collections::HashMap;
+
+pub const NONE: u32 = u32::MAX;
+/// Most trie nodes kept.
+pub const MAX_NODES: usize = 65_536;
+/// Most shapes (factories) kept.
+pub const MAX_SHAPES: usize = 16_384;
+/// Widest object that gets a factory.
+pub const MAX_ARITY: usize = 256;
+/// Documents seen with a key sequence before it gets a factory.
+pub const FACTORY_AFTER: u32 = 2;
+
+pub const ROOT: u32 = 0;
+
+pub struct Node {
+  pub depth: u32,
+  pub hits: u32,
+  pub shape: u32,
+  /// One-entry transition cache: the last key seen after this prefix, and the node it led to.
+  pub last_key: u32,
+  pub last_child: u32,
+}
+
+pub struct Shape {
+  pub node: u32,
+  pub known: bool,
+  pub epoch: u32,
+}
+
+pub struct Shapes {
+  pub nodes: Vec<Node>,
+  children: HashMap<(u32, u32), u32>,
+  pub shapes: Vec<Shape>,
+}
+
+impl Shapes {
+  pub fn new() -> Self {
+    Shapes {
+      nodes: vec![Node { depth: 0, hits: 0, shape: NONE, last_key: NONE, last_child: NONE }],
+      children: HashMap::new(),
+      shapes: Vec::new(),
+    }
+  }
+
+  /// The node for `node` + `key`, created if there is room.
+  pub fn child(&mut self, node: u32, key: u32) -> Option<u32> {
+    if let Some(&c) = self.children.get(&(node, key)) {
+      return Some(c);
+    }
+    if self.nodes.len() >= MAX_NODES {
+      return None;
+    }
+    let depth = self.nodes.get(node as usize)?.depth + 1;
+    let id = self.nodes.len() as u32;
+    self.nodes.push(Node { depth, hits: 0, shape: NONE, last_key: NONE, last_child: NONE });
+    self.children.insert((node, key), id);
+    Some(id)
+  }
+
+  /// Counts one finished document at `node`; returns its shape id once it has one.
+  pub fn hit(&mut self, node: u32) -> Option<u32> {
+    let n = self.nodes.get_mut(node as usize)?;
+    n.hits = n.hits.saturating_add(1);
+    if n.shape == NONE {
+      if n.hits < FACTORY_AFTER || n.depth as usize > MAX_ARITY || self.shapes.len() >= MAX_SHAPES {
+        return None;
+      }
+      n.shape = self.shapes.len() as u32;
+      self.shapes.push(Shape { node, known: false, epoch: 0 });
+    }
+    Some(n.shape)
+  }
+
+  pub fn reset_epochs(&mut self) {
+    for s in &mut self.shapes {
+      s.epoch = 0;
+    }
+  }
+}
+
+impl Default for Shapes {
+  fn default() -> Self {
+    Self::new()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn trie_and_factories() {
+    let mut s = Shapes::new();
+    let a = s.child(ROOT, 1).unwrap();
+    assert_eq!(s.child(ROOT, 1), Some(a));
+    assert_eq!(s.hit(a), None);
+    assert_eq!(s.hit(a), Some(0));
+    assert_eq!(s.hit(a), Some(0));
+    let mut n = ROOT;
+    for k in 0..MAX_NODES as u32 + 5 {
+      match s.child(n, k) {
+        Some(c) => n = c,
+        None => break,
+      }
+    }
+    assert!(s.nodes.len() <= MAX_NODES);
+  }
+}
