@@ -227,7 +227,13 @@ module.exports = function createDeserializer(bson) {
     return bytes;
   }
 
-  function fail(message) {
+  function fail(message, flags) {
+    // js-bson builds each RegExp as it reads it, so an invalid one read before
+    // the error found by the Rust reader throws first.
+    for (let k = 0; k + 1 < stringCount; k += 2) {
+      if (flags & F_BSON_REGEXP) new BSONRegExp(strings[k], strings[k + 1]);
+      else new RegExp(strings[k], regExpFlags(strings[k + 1]));
+    }
     if (message.charCodeAt(0) === 1) throw new RangeError(message.slice(1));
     if (message === 'Invalid UTF-8 string in BSON document') {
       throw new BSONError(message, { cause: invalidUtf8Cause() });
@@ -467,7 +473,7 @@ module.exports = function createDeserializer(bson) {
         }
         return result;
       }
-      fail(r);
+      fail(r, flags);
     }
   }
 

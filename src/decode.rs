@@ -94,9 +94,11 @@ fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Spa
   make_string(env, bytes, span.kind)
 }
 
-/// Sends all strings of the last decode to the sink, `CHUNK` per call.
-fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input: &[u8]) -> Result<(), String> {
-  if dec.cache.span_count() == 0 {
+/// Sends all strings of the last decode (or, after an error, its regular
+/// expressions) to the sink, `CHUNK` per call.
+fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input: &[u8], after_error: bool) -> Result<(), String> {
+  let count = if after_error { dec.cache.error_regex_spans().len() } else { dec.cache.span_count() };
+  if count == 0 {
     return Ok(());
   }
   if sink.is_null() {
@@ -109,7 +111,9 @@ fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input
   // SAFETY: plain value creation.
   check_msg(unsafe { sys::napi_get_undefined(env, &mut recv) }, "napi_get_undefined failed")?;
   let DecodeState { cache, args, .. } = dec;
-  let mut spans = cache.spans().peekable();
+  let mut spans: Box<dyn Iterator<Item = &Span>> =
+    if after_error { Box::new(cache.error_regex_spans().iter()) } else { Box::new(cache.spans()) };
+  let mut spans = spans.by_ref().peekable();
   while spans.peek().is_some() {
     let mut scope = std::ptr::null_mut();
     // SAFETY: scopes are opened and closed in strict nesting within this call.
@@ -218,13 +222,19 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
     let outcome = decoder.cache.decode(&req, ops, nums);
     match outcome {
       Outcome::Done(n) => {
-        deliver(env, *sink, decoder, input)?;
+        deliver(env, *sink, decoder, input, false)?;
         number(env, n as f64)
       }
       Outcome::NeedSpace { .. } => number(env, -1.0),
-      Outcome::Error(DecodeError::Bson(m)) => string(env, &m),
+      Outcome::Error(DecodeError::Bson(m)) => {
+        deliver(env, *sink, decoder, input, true)?;
+        string(env, &m)
+      }
       // A leading \u{1} tells JS to throw a RangeError instead of a BSONError.
-      Outcome::Error(DecodeError::Range(m)) => string(env, &format!("\u{1}{m}")),
+      Outcome::Error(DecodeError::Range(m)) => {
+        deliver(env, *sink, decoder, input, true)?;
+        string(env, &format!("\u{1}{m}"))
+      }
     }
   })
 }

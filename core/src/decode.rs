@@ -141,6 +141,10 @@ pub struct DecodeCache {
   defs: Vec<u32>,
   pending_keys: Vec<u32>,
   pending_shapes: Vec<u32>,
+  /// Source/options spans of the regular expressions read so far: after an
+  /// error, JS builds these first, because js-bson would have thrown a
+  /// RegExp error before reaching the one found here.
+  regex_spans: Vec<Span>,
 }
 
 struct Tape<'o> {
@@ -270,7 +274,13 @@ impl DecodeCache {
       defs: Vec::new(),
       pending_keys: Vec::new(),
       pending_shapes: Vec::new(),
+      regex_spans: Vec::new(),
     }
+  }
+
+  /// After an error: the regular expressions read before it (source, options pairs).
+  pub fn error_regex_spans(&self) -> &[Span] {
+    &self.regex_spans
   }
 
   /// Strings of the last successful decode, in consumption order: definitions first.
@@ -316,6 +326,7 @@ impl DecodeCache {
     }
     self.pending_keys.clear();
     self.pending_shapes.clear();
+    self.regex_spans.clear();
 
     let mut tape = Tape { ops, w: 2, nums, n: 0 };
     if let Err(e) = self.run(req, &mut tape) {
@@ -349,8 +360,19 @@ impl DecodeCache {
   }
 
   fn run(&mut self, req: &Request, t: &mut Tape) -> Result<(), DecodeError> {
-    let DecodeCache { keys, shapes, epoch, frames, key_stack, body_spans, def_spans, defs, pending_keys, pending_shapes } =
-      self;
+    let DecodeCache {
+      keys,
+      shapes,
+      epoch,
+      frames,
+      key_stack,
+      body_spans,
+      def_spans,
+      defs,
+      pending_keys,
+      pending_shapes,
+      regex_spans,
+    } = self;
     let epoch = *epoch;
     let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes };
 
@@ -587,7 +609,9 @@ impl DecodeCache {
         0x0A => t.op(op::NULL),
         0x12 => {
           if big {
-            if !all_in(buf, index + 4, 4) {
+            // getBigInt64LE adds bytes 4..=6 (NaN when one is missing) but
+            // shifts byte 7 (`undefined << 24` is 0).
+            if !all_in(buf, index + 4, 3) {
               return Err(DecodeError::Range(
                 "The number NaN cannot be converted to a BigInt because it is not an integer".to_string(),
               ));
@@ -602,7 +626,8 @@ impl DecodeCache {
             let hi = i32_at(buf, index + 4);
             index += 8;
             let v = ((hi as i64) << 32) | (lo as u32 as i64);
-            const MAX: i64 = (1 << 53) - 1;
+            // js-bson's JS_INT_MIN..=JS_INT_MAX is ±2^53 inclusive.
+            const MAX: i64 = 1 << 53;
             if promote_longs && (-MAX..=MAX).contains(&v) {
               t.op(op::NUM);
               t.num(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits());
@@ -656,6 +681,8 @@ impl DecodeCache {
           index = e2 + 1;
           body_spans.push(source);
           body_spans.push(options);
+          regex_spans.push(source);
+          regex_spans.push(options);
           t.op(op::REGEXP | if bson_regexp { 1 << 8 } else { 0 });
         }
         0x11 => {

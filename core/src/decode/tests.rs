@@ -303,7 +303,7 @@ fn dbref_candidates() {
 
 #[test]
 fn long_promotion() {
-  for (v, expect) in [(1i64 << 53, op::LONG_OBJ), ((1i64 << 53) - 1, op::NUM), (-(1i64 << 53) + 1, op::NUM), (i64::MIN, op::LONG_OBJ)] {
+  for (v, expect) in [(1i64 << 53, op::NUM), ((1i64 << 53) + 1, op::LONG_OBJ), (-(1i64 << 53), op::NUM), (-(1i64 << 53) - 1, op::LONG_OBJ), (i64::MIN, op::LONG_OBJ)] {
     let d = doc(&[(0x12, "l", v.to_le_bytes().to_vec())]);
     let (_, ops, nums) = run_with(&mut DecodeCache::new(), &d, DEFAULT, 0);
     assert_eq!(ops[2], expect, "{v}");
