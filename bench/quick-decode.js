@@ -36,22 +36,28 @@ let deep = { leaf: 1 };
 for (let i = 0; i < 50; i++) deep = { level: i, child: deep };
 docs.push(['deep50', deep]);
 
+// CPU time of this process (user + system), in ns: steadier than wall time
+// on a shared machine.
+function cpuNs() {
+  const u = process.cpuUsage();
+  return (u.user + u.system) * 1000;
+}
 function measure(fn, bytes) {
   // Calibrate to ~20 ms per sample.
   let n = 1;
   for (;;) {
-    const t0 = process.hrtime.bigint();
+    const t0 = cpuNs();
     for (let i = 0; i < n; i++) fn(bytes);
-    const dt = Number(process.hrtime.bigint() - t0);
+    const dt = cpuNs() - t0;
     if (dt > 20e6) break;
     n *= 2;
   }
   return n;
 }
 function sample(fn, bytes, n) {
-  const t0 = process.hrtime.bigint();
+  const t0 = cpuNs();
   for (let i = 0; i < n; i++) fn(bytes);
-  return Number(process.hrtime.bigint() - t0) / n;
+  return (cpuNs() - t0) / n;
 }
 const median = a => a.slice().sort((x, y) => x - y)[a.length >> 1];
 
@@ -63,7 +69,7 @@ for (const [name, doc] of docs) {
   const nRs = measure(rs.deserialize, bytes);
   const tJs = [];
   const tRs = [];
-  for (let round = 0; round < 9; round++) {
+  for (let round = 0; round < 11; round++) {
     tJs.push(sample(js.deserialize, bytes, nJs));
     tRs.push(sample(rs.deserialize, bytes, nRs));
   }

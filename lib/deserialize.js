@@ -41,9 +41,12 @@ addon.setSink(function sink() {
 });
 
 const keys = []; // key id -> key string
+const cachedStrings = []; // value-cache slot -> string
 const factories = []; // shape id -> (stack, base) => object
 const arities = []; // shape id -> key count
 let stack = [];
+// Set by the builder when a value on the stack is a view of the input buffer.
+let retainsInput = false;
 
 let codeGeneration = true;
 try {
@@ -125,7 +128,9 @@ const OBJ_GENERIC = 0x22;
 const OBJ_GENERIC_DBREF = 0x23;
 const ARRAY = 0x24;
 const CODE_W_SCOPE = 0x25;
+const STR_CACHED = 0x17;
 const DEF_KEY = 0x30;
+const DEF_SHAPE = 0x31;
 
 // Flags.
 const F_PROMOTE_LONGS = 1;
@@ -284,8 +289,11 @@ module.exports = function createDeserializer(bson) {
     const S = strings;
     while (pc < defsEnd) {
       const w = ops[pc++];
-      if ((w & 0xff) === DEF_KEY) {
+      const op = w & 0xff;
+      if (op === DEF_KEY) {
         keys[w >>> 8] = S[si++];
+      } else if (op !== DEF_SHAPE) {
+        cachedStrings[w >>> 8] = S[si++];
       } else {
         const id = w >>> 8;
         const n = ops[pc++];
@@ -310,6 +318,9 @@ module.exports = function createDeserializer(bson) {
           break;
         case STR:
           st[sp++] = S[si++];
+          break;
+        case STR_CACHED:
+          st[sp++] = cachedStrings[w >>> 8];
           break;
         case OBJ: {
           const id = w >>> 8;
@@ -384,6 +395,7 @@ module.exports = function createDeserializer(bson) {
           const subType = w >>> 8;
           const offset = ops[pc++];
           const view = input.subarray(offset, offset + ops[pc++]);
+          retainsInput = true;
           let value;
           if (promoteBuffers && promoteValues) {
             value = ByteUtils.toLocalBufferType(view);
@@ -426,6 +438,7 @@ module.exports = function createDeserializer(bson) {
         }
         case RAW: {
           const offset = ops[pc++];
+          retainsInput = true;
           st[sp++] = input.subarray(offset, offset + ops[pc++]);
           break;
         }
@@ -445,7 +458,10 @@ module.exports = function createDeserializer(bson) {
   function run(buffer, index, flags, rawNames, utf8Names) {
     for (;;) {
       stringCount = 0;
-      const r = addon.decode(buffer, index, flags, rawNames, utf8Names);
+      const r =
+        rawNames === null && utf8Names === null
+          ? addon.decode(buffer, index, flags)
+          : addon.decode(buffer, index, flags, rawNames, utf8Names);
       if (typeof r === 'number') {
         if (r === -1) {
           const needOps = ops[0];
@@ -460,7 +476,10 @@ module.exports = function createDeserializer(bson) {
           result = build(buffer, flags, bodyLen, ops[1]);
         } finally {
           // Drop references to this document's values and strings.
-          stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
+          // Values of small documents are overwritten by the next decode;
+          // views into the input (Binary, raw) and big documents are dropped now.
+          if (retainsInput || bodyLen > 16384) stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
+          retainsInput = false;
           if (stringCount > 4096) strings = [];
           if (ops.byteLength > SHRINK_ABOVE) {
             shrinkScratch(SLOT.decOps, MIN_OPS_BYTES);

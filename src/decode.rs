@@ -97,10 +97,29 @@ fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Spa
 /// Sends all strings of the last decode (or, after an error, its regular
 /// expressions) to the sink, `CHUNK` per call.
 fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input: &[u8], after_error: bool) -> Result<(), String> {
-  let count = if after_error { dec.cache.error_regex_spans().len() } else { dec.cache.span_count() };
-  if count == 0 {
-    return Ok(());
+  let DecodeState { cache, args, .. } = dec;
+  if after_error {
+    let spans = cache.error_regex_spans();
+    if spans.is_empty() {
+      return Ok(());
+    }
+    send(env, sink, cache, args, input, spans.iter())
+  } else {
+    if cache.span_count() == 0 {
+      return Ok(());
+    }
+    send(env, sink, cache, args, input, cache.spans())
   }
+}
+
+fn send<'a>(
+  env: sys::napi_env,
+  sink: sys::napi_ref,
+  cache: &DecodeCache,
+  args: &mut Vec<sys::napi_value>,
+  input: &[u8],
+  spans: impl Iterator<Item = &'a Span>,
+) -> Result<(), String> {
   if sink.is_null() {
     return Err("bson-rs: no string sink registered".to_string());
   }
@@ -110,10 +129,7 @@ fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input
   let mut recv = std::ptr::null_mut();
   // SAFETY: plain value creation.
   check_msg(unsafe { sys::napi_get_undefined(env, &mut recv) }, "napi_get_undefined failed")?;
-  let DecodeState { cache, args, .. } = dec;
-  let mut spans: Box<dyn Iterator<Item = &Span>> =
-    if after_error { Box::new(cache.error_regex_spans().iter()) } else { Box::new(cache.spans()) };
-  let mut spans = spans.by_ref().peekable();
+  let mut spans = spans.peekable();
   while spans.peek().is_some() {
     let mut scope = std::ptr::null_mut();
     // SAFETY: scopes are opened and closed in strict nesting within this call.
@@ -181,6 +197,7 @@ mod bytemuck_free {
 pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<5>::read(env, info)?;
+    let argc = args.argc();
     let state: &mut EnvState = args.state();
     let mut ty = 0;
     let mut length = 0usize;
@@ -207,8 +224,13 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
     let index = if index.is_finite() && index > 0.0 { index.min(usize::MAX as f64) as usize } else { 0 };
     let flags = args.u32(2)?;
     let EnvState { scratch, sink, decoder, .. } = state;
-    let has_raw = read_names(env, args.get(3), &mut decoder.raw_names)?;
-    read_names(env, args.get(4), &mut decoder.utf8_names)?;
+    // JS passes the two name lists only when one of them is set.
+    let (has_raw, _) = if argc > 3 {
+      (read_names(env, args.get(3), &mut decoder.raw_names)?, read_names(env, args.get(4), &mut decoder.utf8_names)?)
+    } else {
+      decoder.utf8_names.clear();
+      (false, false)
+    };
     let (left, right) = scratch.split_at_mut(DEC_NUMS);
     let ops = words::<u32>(left[DEC_OPS].bytes());
     let nums = words::<u64>(right[0].bytes());

@@ -43,8 +43,10 @@ pub mod op {
   pub const OBJ_GENERIC_DBREF: u32 = 0x23;
   pub const ARRAY: u32 = 0x24;
   pub const CODE_W_SCOPE: u32 = 0x25;
+  pub const STR_CACHED: u32 = 0x17;
   pub const DEF_KEY: u32 = 0x30;
   pub const DEF_SHAPE: u32 = 0x31;
+  pub const DEF_STR: u32 = 0x32;
 }
 
 /// Decode flags (see ARCHITECTURE.md).
@@ -128,6 +130,33 @@ struct KeyRef {
   end: u32,
 }
 
+/// Slots of the short-string value cache (a power of two).
+pub const VCACHE_SLOTS: usize = 4096;
+/// Longest string value (bytes) kept in the value cache.
+pub const VCACHE_MAX_LEN: usize = 32;
+
+/// One slot of the direct-mapped cache of short string values: repeated
+/// values (enum-like strings) are created once and reused by JS.
+#[derive(Clone, Copy)]
+struct VSlot {
+  bytes: [u8; VCACHE_MAX_LEN],
+  len: u8,
+  used: bool,
+  known: bool,
+  epoch: u32,
+}
+
+#[inline(always)]
+fn short_hash(bytes: &[u8]) -> usize {
+  let mut h = bytes.len() as u64;
+  for chunk in bytes.chunks(8) {
+    let mut w = [0u8; 8];
+    w[..chunk.len()].copy_from_slice(chunk);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+  }
+  (h >> 40) as usize & (VCACHE_SLOTS - 1)
+}
+
 /// Caches that live as long as the environment (interned keys and shapes),
 /// plus reusable work buffers.
 pub struct DecodeCache {
@@ -145,6 +174,8 @@ pub struct DecodeCache {
   /// error, JS builds these first, because js-bson would have thrown a
   /// RegExp error before reaching the one found here.
   regex_spans: Vec<Span>,
+  vcache: Vec<VSlot>,
+  pending_strs: Vec<u32>,
 }
 
 struct Tape<'o> {
@@ -275,6 +306,8 @@ impl DecodeCache {
       pending_keys: Vec::new(),
       pending_shapes: Vec::new(),
       regex_spans: Vec::new(),
+      vcache: vec![VSlot { bytes: [0; VCACHE_MAX_LEN], len: 0, used: false, known: false, epoch: 0 }; VCACHE_SLOTS],
+      pending_strs: Vec::new(),
     }
   }
 
@@ -302,6 +335,9 @@ impl DecodeCache {
     if self.epoch == 0 {
       self.keys.reset_epochs();
       self.shapes.reset_epochs();
+      for v in &mut self.vcache {
+        v.epoch = 0;
+      }
       self.epoch = 1;
     }
     // Do not keep huge work buffers alive after one huge document.
@@ -327,6 +363,7 @@ impl DecodeCache {
     self.pending_keys.clear();
     self.pending_shapes.clear();
     self.regex_spans.clear();
+    self.pending_strs.clear();
 
     let mut tape = Tape { ops, w: 2, nums, n: 0 };
     if let Err(e) = self.run(req, &mut tape) {
@@ -351,6 +388,11 @@ impl DecodeCache {
         key.known = true;
       }
     }
+    for &v in &self.pending_strs {
+      if let Some(slot) = self.vcache.get_mut(v as usize) {
+        slot.known = true;
+      }
+    }
     for &s in &self.pending_shapes {
       if let Some(shape) = self.shapes.shapes.get_mut(s as usize) {
         shape.known = true;
@@ -372,9 +414,11 @@ impl DecodeCache {
       pending_keys,
       pending_shapes,
       regex_spans,
+      vcache,
+      pending_strs,
     } = self;
     let epoch = *epoch;
-    let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes };
+    let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes, vcache, pending_strs };
 
     let buf = req.input;
     let len = buf.len() as i64;
@@ -504,8 +548,30 @@ impl DecodeCache {
       index = i + 1;
 
       match et {
-        0x02 | 0x0E | 0x0D => {
-          // string, symbol, code
+        0x02 => {
+          let ss = i32_at(buf, index) as i64;
+          index += 4;
+          if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
+            return bson_err("bad string length in bson");
+          }
+          let span = string_span(buf, index, index + ss - 1, validate)?;
+          if ss - 1 <= VCACHE_MAX_LEN as i64 && span.kind != utf8::LOSSY {
+            let bytes = buf.get(span.start as usize..span.end as usize).unwrap_or(&[]);
+            match defs.cached_string(bytes, span) {
+              Some(slot) => t.op(op::STR_CACHED | slot << 8),
+              None => {
+                body_spans.push(span);
+                t.op(op::STR);
+              }
+            }
+          } else {
+            body_spans.push(span);
+            t.op(op::STR);
+          }
+          index += ss;
+        }
+        0x0E | 0x0D => {
+          // symbol, code
           let ss = i32_at(buf, index) as i64;
           index += 4;
           if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
@@ -513,11 +579,7 @@ impl DecodeCache {
           }
           let span = string_span(buf, index, index + ss - 1, validate)?;
           body_spans.push(span);
-          t.op(match et {
-            0x02 => op::STR,
-            0x0E => op::SYMBOL,
-            _ => op::CODE,
-          });
+          t.op(if et == 0x0E { op::SYMBOL } else { op::CODE });
           index += ss;
         }
         0x07 => {
@@ -795,9 +857,37 @@ struct Defs<'c> {
   defs: &'c mut Vec<u32>,
   pending_keys: &'c mut Vec<u32>,
   pending_shapes: &'c mut Vec<u32>,
+  vcache: &'c mut Vec<VSlot>,
+  pending_strs: &'c mut Vec<u32>,
 }
 
 impl Defs<'_> {
+  /// The value-cache slot holding `bytes` (defined for JS in this decode if
+  /// needed), or `None` when the slot is taken by another string of this decode.
+  #[inline(always)]
+  fn cached_string(&mut self, bytes: &[u8], span: Span) -> Option<u32> {
+    let h = short_hash(bytes);
+    let slot = self.vcache.get_mut(h)?;
+    let hit = slot.used && slot.len as usize == bytes.len() && slot.bytes.get(..bytes.len()) == Some(bytes);
+    if !hit {
+      if slot.epoch == self.epoch {
+        return None;
+      }
+      slot.bytes.get_mut(..bytes.len())?.copy_from_slice(bytes);
+      slot.len = bytes.len() as u8;
+      slot.used = true;
+      slot.known = false;
+    }
+    // `epoch` marks a slot used by this decode: it must not be replaced again.
+    if !slot.known && slot.epoch != self.epoch {
+      self.defs.push(op::DEF_STR | (h as u32) << 8);
+      self.def_spans.push(span);
+      self.pending_strs.push(h as u32);
+    }
+    slot.epoch = self.epoch;
+    Some(h as u32)
+  }
+
   /// Interns `kb` and moves `node` along the trie; returns the key id or NONE.
   #[inline(always)]
   fn step(&mut self, node: &mut u32, kb: &[u8]) -> u32 {

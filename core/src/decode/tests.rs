@@ -84,7 +84,8 @@ fn rich() -> Vec<u8> {
 
 #[test]
 fn simple_document_tape() {
-  let input = doc(&[(0x10, "a", 1i32.to_le_bytes().to_vec()), (0x02, "b", string("x"))]);
+  let long = "a string longer than the thirty-two bytes of the value cache";
+  let input = doc(&[(0x10, "a", 1i32.to_le_bytes().to_vec()), (0x02, "b", string(long))]);
   let mut cache = DecodeCache::new();
   let (out, ops, nums) = run_with(&mut cache, &input, DEFAULT, 0);
   let Outcome::Done(total) = out else { panic!("{out:?}") };
@@ -98,7 +99,7 @@ fn simple_document_tape() {
   let spans: Vec<Span> = cache.spans().copied().collect();
   assert_eq!(spans.len(), 3);
   assert_eq!(spans[0].kind, SPAN_KEY);
-  assert_eq!(&input[spans[2].start as usize..spans[2].end as usize], b"x");
+  assert_eq!(&input[spans[2].start as usize..spans[2].end as usize], long.as_bytes());
 
   // Second decode: keys are known, the shape becomes a factory.
   let (out, ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
@@ -110,6 +111,91 @@ fn simple_document_tape() {
   let (out, ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
   assert_eq!(out, Outcome::Done(5));
   assert_eq!(ops[1], 0);
+}
+
+#[test]
+fn short_strings_are_cached() {
+  let input = doc(&[(0x02, "a", string("x")), (0x02, "b", string("x")), (0x02, "c", string("y"))]);
+  let mut cache = DecodeCache::new();
+  let (out, ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
+  let Outcome::Done(total) = out else { panic!("{out:?}") };
+  let body = ops[0] as usize;
+  assert_eq!(ops[2] & 0xff, op::STR_CACHED);
+  assert_eq!(ops[3], ops[2], "same string, same slot");
+  assert_ne!(ops[4], ops[2]);
+  let def_strs = ops[2 + body..total].iter().filter(|w| *w & 0xff == op::DEF_STR).count();
+  assert_eq!(def_strs, 2);
+  // Known after success: no more definitions for the values.
+  let (_, ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
+  let body = ops[0] as usize;
+  let defs = &ops[2 + body..2 + body + ops[1] as usize];
+  assert!(defs.iter().all(|w| w & 0xff != op::DEF_STR));
+}
+
+#[test]
+fn value_cache_collisions_within_one_document() {
+  // Many distinct short strings in one document: every STR_CACHED slot must
+  // be defined at most once per decode, with the string its ops expect.
+  let values: Vec<String> = (0..20_000).map(|i| format!("v{i}")).collect();
+  let keys: Vec<String> = (0..20_000).map(|i| format!("{i}")).collect();
+  let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().zip(&values).map(|(k, v)| (0x02u8, k.as_str(), string(v))).collect();
+  let arr = doc(&elems);
+  let input = doc(&[(0x04, "a", arr)]);
+  let mut cache = DecodeCache::new();
+  for _ in 0..2 {
+    let mut ops = vec![0u32; 200_000];
+    let mut nums = vec![0u64; 16];
+    let req = Request { input: &input, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+    let Outcome::Done(total) = cache.decode(&req, &mut ops, &mut nums) else { panic!() };
+    let body = ops[0] as usize;
+    // Simulate JS: run definitions, then check each cached op resolves to its value.
+    let spans: Vec<Span> = cache.spans().copied().collect();
+    let mut slots: std::collections::HashMap<u32, Vec<u8>> = std::collections::HashMap::new();
+    let mut si = 0;
+    let mut pc = 2 + body;
+    while pc < total {
+      let w = ops[pc];
+      pc += 1;
+      match w & 0xff {
+        op::DEF_STR => {
+          let s = spans[si];
+          si += 1;
+          assert!(slots.insert(w >> 8, input[s.start as usize..s.end as usize].to_vec()).is_none(), "slot defined twice");
+        }
+        op::DEF_KEY => si += 1,
+        op::DEF_SHAPE => pc += 1 + ops[pc] as usize,
+        _ => panic!("unexpected def"),
+      }
+    }
+    let mut pc = 2;
+    let mut vi = 0;
+    while pc < 2 + body {
+      let w = ops[pc];
+      pc += 1;
+      match w & 0xff {
+        op::STR_CACHED => {
+          if let Some(v) = slots.get(&(w >> 8)) {
+            assert_eq!(v, values[vi].as_bytes());
+          }
+          vi += 1;
+        }
+        op::STR => {
+          let s = spans[si];
+          si += 1;
+          assert_eq!(&input[s.start as usize..s.end as usize], values[vi].as_bytes());
+          vi += 1;
+        }
+        op::ARRAY => pc += 1,
+        op::OBJ | op::OBJ_GENERIC => {
+          if w & 0xff == op::OBJ_GENERIC {
+            pc += 1 + ops[pc] as usize;
+          }
+        }
+        other => panic!("unexpected op {other}"),
+      }
+    }
+    assert_eq!(vi, values.len());
+  }
 }
 
 #[test]
