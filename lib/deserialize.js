@@ -40,8 +40,10 @@ addon.setSink(function sink() {
   stringCount = base + n;
 });
 
+// Dense arrays (never holey past their length): a sparse write would turn
+// them into hash-table ("dictionary") elements, slow to read.
 const keys = []; // key id -> key string
-const cachedStrings = []; // value-cache slot -> string
+const cachedStrings = new Array(4096).fill(''); // value-cache slot -> string
 const factories = []; // shape id -> (stack, base) => object
 const arities = []; // shape id -> key count
 let stack = [];
@@ -62,6 +64,11 @@ function assignValue(dest, name, value) {
   } else {
     dest[name] = value;
   }
+}
+
+function setDense(array, index, value) {
+  while (array.length < index) array.push(undefined);
+  array[index] = value;
 }
 
 function makeFactory(names) {
@@ -291,7 +298,7 @@ module.exports = function createDeserializer(bson) {
       const w = ops[pc++];
       const op = w & 0xff;
       if (op === DEF_KEY) {
-        keys[w >>> 8] = S[si++];
+        setDense(keys, w >>> 8, S[si++]);
       } else if (op !== DEF_SHAPE) {
         cachedStrings[w >>> 8] = S[si++];
       } else {
@@ -299,8 +306,8 @@ module.exports = function createDeserializer(bson) {
         const n = ops[pc++];
         const names = new Array(n);
         for (let k = 0; k < n; k++) names[k] = keys[ops[pc++]];
-        factories[id] = makeFactory(names);
-        arities[id] = n;
+        setDense(factories, id, makeFactory(names));
+        setDense(arities, id, n);
       }
     }
     const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;

@@ -147,14 +147,62 @@ struct VSlot {
 }
 
 #[inline(always)]
-fn short_hash(bytes: &[u8]) -> usize {
-  let mut h = bytes.len() as u64;
-  for chunk in bytes.chunks(8) {
-    let mut w = [0u8; 8];
-    w[..chunk.len()].copy_from_slice(chunk);
-    h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x517c_c1b7_2722_0a95);
+fn read8(b: &[u8], i: usize) -> u64 {
+  b.get(i..i.wrapping_add(8)).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes)
+}
+
+#[inline(always)]
+fn read4(b: &[u8], i: usize) -> u64 {
+  b.get(i..i.wrapping_add(4)).and_then(|s| <[u8; 4]>::try_from(s).ok()).map_or(0, u32::from_le_bytes) as u64
+}
+
+/// Slice equality without a `memcmp` call for short keys (overlapping word reads).
+#[inline(always)]
+fn short_eq(a: &[u8], b: &[u8]) -> bool {
+  let n = a.len();
+  if n != b.len() {
+    return false;
   }
-  (h >> 40) as usize & (VCACHE_SLOTS - 1)
+  if n >= 8 {
+    if n <= 16 {
+      read8(a, 0) == read8(b, 0) && read8(a, n - 8) == read8(b, n - 8)
+    } else {
+      a == b
+    }
+  } else if n >= 4 {
+    read4(a, 0) == read4(b, 0) && read4(a, n - 4) == read4(b, n - 4)
+  } else {
+    a == b
+  }
+}
+
+#[inline(always)]
+fn short_hash(b: &[u8]) -> usize {
+  const K: u64 = 0x9e37_79b9_7f4a_7c15;
+  #[inline(always)]
+  fn mix(h: u64, w: u64) -> u64 {
+    let h = (h ^ w).wrapping_mul(K);
+    h ^ (h >> 29)
+  }
+  let n = b.len();
+  let mut h = (n as u64).wrapping_mul(K);
+  if n >= 8 {
+    let mut i = 0;
+    while i + 8 <= n {
+      h = mix(h, read8(b, i));
+      i += 8;
+    }
+    if i < n {
+      h = mix(h, read8(b, n - 8));
+    }
+  } else if n >= 4 {
+    h = mix(h, read4(b, 0) | read4(b, n - 4) << 32);
+  } else if n > 0 {
+    let w = b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16;
+    h = mix(h, w);
+  }
+  // Top bits of a final multiply depend on every input bit.
+  ((h ^ (h >> 32)).wrapping_mul(K) >> 52) as usize & (VCACHE_SLOTS - 1)
 }
 
 /// Caches that live as long as the environment (interned keys and shapes),
@@ -868,7 +916,7 @@ impl Defs<'_> {
   fn cached_string(&mut self, bytes: &[u8], span: Span) -> Option<u32> {
     let h = short_hash(bytes);
     let slot = self.vcache.get_mut(h)?;
-    let hit = slot.used && slot.len as usize == bytes.len() && slot.bytes.get(..bytes.len()) == Some(bytes);
+    let hit = slot.used && short_eq(slot.bytes.get(..slot.len as usize).unwrap_or(&[]), bytes);
     if !hit {
       if slot.epoch == self.epoch {
         return None;
@@ -895,9 +943,15 @@ impl Defs<'_> {
     if cur != NONE {
       if let Some(nd) = self.shapes.nodes.get(cur as usize) {
         let (lk, lc) = (nd.last_key, nd.last_child);
-        if lk != NONE && self.keys.bytes(lk) == kb {
-          *node = lc;
-          return lk;
+        if lk != NONE {
+          let hit = match nd.last_bytes.get(..nd.last_len as usize) {
+            Some(inline) => short_eq(inline, kb),
+            None => short_eq(self.keys.bytes(lk), kb),
+          };
+          if hit {
+            *node = lc;
+            return lk;
+          }
         }
       }
       let Some(id) = self.keys.intern(kb) else {
@@ -907,8 +961,7 @@ impl Defs<'_> {
       match self.shapes.child(cur, id) {
         Some(c) => {
           if let Some(nd) = self.shapes.nodes.get_mut(cur as usize) {
-            nd.last_key = id;
-            nd.last_child = c;
+            nd.remember(id, kb, c);
           }
           *node = c;
         }

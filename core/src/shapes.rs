@@ -23,6 +23,28 @@ pub struct Node {
   /// One-entry transition cache: the last key seen after this prefix, and the node it led to.
   pub last_key: u32,
   pub last_child: u32,
+  /// The last key's bytes when at most 16 long (saves a lookup in the key table).
+  pub last_bytes: [u8; 16],
+  /// Length of `last_bytes` in use, or `u8::MAX` when the key is longer.
+  pub last_len: u8,
+}
+
+impl Node {
+  fn new(depth: u32) -> Self {
+    Node { depth, hits: 0, shape: NONE, last_key: NONE, last_child: NONE, last_bytes: [0; 16], last_len: u8::MAX }
+  }
+
+  /// Remembers `key` (with its bytes) as the transition to `child`.
+  pub fn remember(&mut self, key: u32, bytes: &[u8], child: u32) {
+    self.last_key = key;
+    self.last_child = child;
+    if let Some(dst) = self.last_bytes.get_mut(..bytes.len()) {
+      dst.copy_from_slice(bytes);
+      self.last_len = bytes.len() as u8;
+    } else {
+      self.last_len = u8::MAX;
+    }
+  }
 }
 
 pub struct Shape {
@@ -40,7 +62,7 @@ pub struct Shapes {
 impl Shapes {
   pub fn new() -> Self {
     Shapes {
-      nodes: vec![Node { depth: 0, hits: 0, shape: NONE, last_key: NONE, last_child: NONE }],
+      nodes: vec![Node::new(0)],
       children: HashMap::new(),
       shapes: Vec::new(),
     }
@@ -56,7 +78,7 @@ impl Shapes {
     }
     let depth = self.nodes.get(node as usize)?.depth + 1;
     let id = self.nodes.len() as u32;
-    self.nodes.push(Node { depth, hits: 0, shape: NONE, last_key: NONE, last_child: NONE });
+    self.nodes.push(Node::new(depth));
     self.children.insert((node, key), id);
     Some(id)
   }
