@@ -320,9 +320,12 @@ module.exports = function createDeserializer(bson) {
     while (pc < end) {
       const w = ops[pc++];
       switch (w & 0xff) {
-        case NUM:
-          st[sp++] = f64[ni++];
+        case NUM: {
+          // A run of consecutive numbers.
+          const runEnd = ni + (w >>> 8);
+          while (ni < runEnd) st[sp++] = f64[ni++];
           break;
+        }
         case STR:
           st[sp++] = S[si++];
           break;

@@ -231,9 +231,28 @@ struct Tape<'o> {
   w: usize,
   nums: &'o mut [u64],
   n: usize,
+  /// Word index of the last NUM op, whose arg counts consecutive numbers.
+  run_at: usize,
+  run_len: u32,
 }
 
 impl Tape<'_> {
+  /// A plain number value: extends the NUM run just before, if any.
+  #[inline(always)]
+  fn number(&mut self, bits: u64) {
+    if self.run_at.wrapping_add(1) == self.w && self.run_len < 0xff_ffff {
+      self.run_len += 1;
+      if let Some(slot) = self.ops.get_mut(self.run_at) {
+        *slot = op::NUM | self.run_len << 8;
+      }
+    } else {
+      self.run_at = self.w;
+      self.run_len = 1;
+      self.op(op::NUM | 1 << 8);
+    }
+    self.num(bits);
+  }
+
   #[inline(always)]
   fn op(&mut self, word: u32) {
     if let Some(slot) = self.ops.get_mut(self.w) {
@@ -309,6 +328,15 @@ fn bson_err<T>(msg: &str) -> Result<T, DecodeError> {
 #[inline(always)]
 fn cstring_end(b: &[u8], index: i64) -> Result<i64, DecodeError> {
   if index >= 0 {
+    // Most keys are shorter than 8 bytes: find the NUL in one word, without branches per byte.
+    if let Some(word) = b.get(index as usize..(index as usize).wrapping_add(8)) {
+      let v = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([1; 8]));
+      // The lowest set 0x80 bit marks the first zero byte (borrows only affect higher bytes).
+      let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
+      if z != 0 {
+        return Ok(index + (z.trailing_zeros() / 8) as i64);
+      }
+    }
     if let Some(rest) = b.get(index as usize..) {
       if let Some(p) = rest.iter().position(|&c| c == 0) {
         return Ok(index + p as i64);
@@ -413,7 +441,7 @@ impl DecodeCache {
     self.regex_spans.clear();
     self.pending_strs.clear();
 
-    let mut tape = Tape { ops, w: 2, nums, n: 0 };
+    let mut tape = Tape { ops, w: 2, nums, n: 0, run_at: usize::MAX, run_len: 0 };
     if let Err(e) = self.run(req, &mut tape) {
       return Outcome::Error(e);
     }
@@ -638,14 +666,22 @@ impl DecodeCache {
         0x10 => {
           let v = i32_at(buf, index);
           index += 4;
-          t.op(if promote_values { op::NUM } else { op::INT32_OBJ });
-          t.num((v as f64).to_bits());
+          if promote_values {
+            t.number((v as f64).to_bits());
+          } else {
+            t.op(op::INT32_OBJ);
+            t.num((v as f64).to_bits());
+          }
         }
         0x01 => {
           let v = f64_at(buf, index);
           index += 8;
-          t.op(if promote_values { op::NUM } else { op::DOUBLE_OBJ });
-          t.num(v.to_bits());
+          if promote_values {
+            t.number(v.to_bits());
+          } else {
+            t.op(op::DOUBLE_OBJ);
+            t.num(v.to_bits());
+          }
         }
         0x09 => {
           let lo = i32_at(buf, index);
@@ -739,8 +775,7 @@ impl DecodeCache {
             // js-bson's JS_INT_MIN..=JS_INT_MAX is ±2^53 inclusive.
             const MAX: i64 = 1 << 53;
             if promote_longs && (-MAX..=MAX).contains(&v) {
-              t.op(op::NUM);
-              t.num(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits());
+              t.number(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits());
             } else {
               t.op(op::LONG_OBJ);
               t.num(pair(lo, hi));
