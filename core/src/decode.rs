@@ -324,23 +324,28 @@ fn bson_err<T>(msg: &str) -> Result<T, DecodeError> {
   Err(DecodeError::Bson(msg.to_string()))
 }
 
+/// First zero byte at or after `start`, a word at a time.
+#[inline(always)]
+fn find_nul(b: &[u8], start: usize) -> Option<usize> {
+  let mut i = start;
+  while let Some(word) = b.get(i..i.wrapping_add(8)) {
+    let v = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([1; 8]));
+    // The lowest set 0x80 bit marks the first zero byte (borrows only affect higher bytes).
+    let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
+    if z != 0 {
+      return Some(i + (z.trailing_zeros() / 8) as usize);
+    }
+    i += 8;
+  }
+  b.get(i..)?.iter().position(|&c| c == 0).map(|p| i + p)
+}
+
 /// End of the C string starting at `index` (js-bson's loop over `buffer[i] !== 0`).
 #[inline(always)]
 fn cstring_end(b: &[u8], index: i64) -> Result<i64, DecodeError> {
   if index >= 0 {
-    // Most keys are shorter than 8 bytes: find the NUL in one word, without branches per byte.
-    if let Some(word) = b.get(index as usize..(index as usize).wrapping_add(8)) {
-      let v = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([1; 8]));
-      // The lowest set 0x80 bit marks the first zero byte (borrows only affect higher bytes).
-      let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
-      if z != 0 {
-        return Ok(index + (z.trailing_zeros() / 8) as i64);
-      }
-    }
-    if let Some(rest) = b.get(index as usize..) {
-      if let Some(p) = rest.iter().position(|&c| c == 0) {
-        return Ok(index + p as i64);
-      }
+    if let Some(p) = find_nul(b, index as usize) {
+      return Ok(p as i64);
     }
   }
   bson_err("Bad BSON Document: illegal CString")
