@@ -66,6 +66,20 @@ function assignValue(dest, name, value) {
   }
 }
 
+// Property names of objects seen as prototypes of a fieldsAsRaw object
+// (in practice Object.prototype), listed once: names added to such a
+// prototype later are not seen.
+const protoNames = new WeakMap();
+const rawNamesMemo = new WeakMap();
+function protoNamesOf(proto) {
+  let names = protoNames.get(proto);
+  if (names === undefined) {
+    names = Object.getOwnPropertyNames(proto);
+    protoNames.set(proto, names);
+  }
+  return names;
+}
+
 function setDense(array, index, value) {
   while (array.length < index) array.push(undefined);
   array[index] = value;
@@ -274,15 +288,48 @@ module.exports = function createDeserializer(bson) {
     }
   }
 
-  /** Names `n` for which `fieldsAsRaw[n]` is truthy, own or inherited. */
+  /**
+   * Names `n` for which `fieldsAsRaw[n]` is truthy, own or inherited, each
+   * preceded by a NUL, for the native side (a BSON key never contains NUL).
+   */
   function rawNamesOf(fieldsAsRaw) {
-    const names = [];
-    const seen = new Set();
+    // Reuse the last answer for this object while its own properties and
+    // prototype are unchanged (the prototypes' names are listed once anyway).
+    const own = Object.getOwnPropertyNames(fieldsAsRaw);
+    const proto = Object.getPrototypeOf(fieldsAsRaw);
+    const memo = rawNamesMemo.get(fieldsAsRaw);
+    if (memo !== undefined && memo.proto === proto && memo.own.length === own.length) {
+      let same = true;
+      for (let k = 0; k < own.length; k++) {
+        if (own[k] !== memo.own[k] || !fieldsAsRaw[own[k]] !== !memo.truthy[k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return memo.names;
+    }
+    const names = computeRawNames(fieldsAsRaw);
+    const truthy = own.map(name => !!fieldsAsRaw[name]);
+    rawNamesMemo.set(fieldsAsRaw, { proto, own, truthy, names });
+    return names;
+  }
+
+  function computeRawNames(fieldsAsRaw) {
+    let names = '';
     for (let o = fieldsAsRaw; o != null; o = Object.getPrototypeOf(o)) {
-      for (const name of Object.getOwnPropertyNames(o)) {
-        if (seen.has(name)) continue;
-        seen.add(name);
-        if (fieldsAsRaw[name]) names.push(name);
+      const own = o === fieldsAsRaw ? Object.getOwnPropertyNames(o) : protoNamesOf(o);
+      for (let k = 0; k < own.length; k++) {
+        const name = own[k];
+        // Skip names shadowed by an object nearer in the chain (seen already).
+        let shadowed = false;
+        for (let p = fieldsAsRaw; p !== o; p = Object.getPrototypeOf(p)) {
+          if (Object.prototype.hasOwnProperty.call(p, name)) {
+            shadowed = true;
+            break;
+          }
+        }
+        if (shadowed || name.includes('\0') || !fieldsAsRaw[name]) continue;
+        names += '\0' + name;
       }
     }
     return names;
@@ -559,7 +606,8 @@ module.exports = function createDeserializer(bson) {
       } else {
         if (values[0]) flags |= F_UTF8;
         flags |= F_UTF8_MAP;
-        utf8Names = names;
+        utf8Names = '';
+        for (const name of names) if (!name.includes('\0')) utf8Names += '\0' + name;
       }
     }
     if (isOptionsError(optionsError)) {
@@ -579,7 +627,14 @@ module.exports = function createDeserializer(bson) {
 
   function deserialize(buffer, options = {}) {
     buffer = ByteUtils.toLocalBufferType(buffer);
-    if (options === undefined || (options !== null && typeof options === 'object' && isEmpty(options))) {
+    if (
+      options === undefined ||
+      (options !== null &&
+        typeof options === 'object' &&
+        isEmpty(options) &&
+        !options.index &&
+        !options.allowObjectSmallerThanBufferSize)
+    ) {
       return run(buffer, 0, DEFAULT_FLAGS, null, null);
     }
     return internalDeserialize(buffer, options);

@@ -18,13 +18,21 @@ const CHUNK: usize = 8192;
 pub struct DecodeState {
   pub cache: DecodeCache,
   args: Vec<sys::napi_value>,
-  raw_names: Vec<Vec<u8>>,
-  utf8_names: Vec<Vec<u8>>,
+  raw_names: NameList,
+  utf8_names: NameList,
+}
+
+/// A decoded name list and the text it came from.
+#[derive(Default)]
+struct NameList {
+  list: Vec<Vec<u8>>,
+  text: Vec<u8>,
+  last: Vec<u8>,
 }
 
 impl DecodeState {
   pub fn new() -> Self {
-    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: Vec::new(), utf8_names: Vec::new() }
+    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default() }
   }
 }
 
@@ -34,36 +42,34 @@ impl Default for DecodeState {
   }
 }
 
-fn read_names(env: sys::napi_env, value: sys::napi_value, into: &mut Vec<Vec<u8>>) -> Result<bool, String> {
-  into.clear();
+/// Reads a name list: a string in which each name is preceded by a NUL (a
+/// BSON key never contains NUL), or null. Returns whether a list was given.
+fn read_names(env: sys::napi_env, value: sys::napi_value, names: &mut NameList) -> Result<bool, String> {
+  let NameList { list: into, text, last } = names;
   let mut ty = 0;
   // SAFETY: plain type query on a value napi handed us.
   check_msg(unsafe { sys::napi_typeof(env, value, &mut ty) }, "napi_typeof failed")?;
-  if ty != sys::ValueType::napi_object {
+  if ty != sys::ValueType::napi_string {
     return Ok(false);
   }
-  let mut n = 0u32;
-  // SAFETY: napi checks that `value` is an array.
-  check_msg(unsafe { sys::napi_get_array_length(env, value, &mut n) }, "names must be an array")?;
-  for i in 0..n {
-    let mut item = std::ptr::null_mut();
-    // SAFETY: element read from an array napi validated.
-    check_msg(unsafe { sys::napi_get_element(env, value, i, &mut item) }, "napi_get_element failed")?;
-    let mut len = 0usize;
-    // SAFETY: a null buffer asks for the UTF-8 length only.
-    check_msg(
-      unsafe { sys::napi_get_value_string_utf8(env, item, std::ptr::null_mut(), 0, &mut len) },
-      "names must be strings",
-    )?;
-    let mut bytes = vec![0u8; len + 1];
-    let mut written = 0usize;
-    // SAFETY: `bytes` has room for len bytes plus the NUL napi writes.
-    check_msg(
-      unsafe { sys::napi_get_value_string_utf8(env, item, bytes.as_mut_ptr().cast(), len + 1, &mut written) },
-      "names must be strings",
-    )?;
-    bytes.truncate(written.min(len));
-    into.push(bytes);
+  let mut len = 0usize;
+  // SAFETY: a null buffer asks for the UTF-8 length only.
+  check_msg(unsafe { sys::napi_get_value_string_utf8(env, value, std::ptr::null_mut(), 0, &mut len) }, "names must be a string")?;
+  text.clear();
+  text.resize(len + 1, 0);
+  let mut written = 0usize;
+  // SAFETY: `text` has room for len bytes plus the NUL napi writes.
+  check_msg(
+    unsafe { sys::napi_get_value_string_utf8(env, value, text.as_mut_ptr().cast(), len + 1, &mut written) },
+    "names must be a string",
+  )?;
+  text.truncate(written.min(len));
+  // Callers usually pass the same list every time: split it only when it changed.
+  if *text != *last {
+    into.clear();
+    into.extend(text.split(|&b| b == 0).skip(1).map(|name| name.to_vec()));
+    last.clear();
+    last.extend_from_slice(text);
   }
   Ok(true)
 }
@@ -228,7 +234,6 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
     let (has_raw, _) = if argc > 3 {
       (read_names(env, args.get(3), &mut decoder.raw_names)?, read_names(env, args.get(4), &mut decoder.utf8_names)?)
     } else {
-      decoder.utf8_names.clear();
       (false, false)
     };
     let (left, right) = scratch.split_at_mut(DEC_NUMS);
@@ -238,8 +243,8 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
       input,
       index,
       flags,
-      raw_names: if has_raw { Some(&decoder.raw_names) } else { None },
-      utf8_names: &decoder.utf8_names,
+      raw_names: if has_raw { Some(&decoder.raw_names.list) } else { None },
+      utf8_names: if flags & bson_rs_core::decode::flag::UTF8_MAP != 0 { &decoder.utf8_names.list } else { &[] },
     };
     let outcome = decoder.cache.decode(&req, ops, nums);
     match outcome {

@@ -461,6 +461,32 @@ test('option errors and their order', () => {
   same(good, Object.create({ promoteValues: false }), 'inherited promoteValues');
 });
 
+test('fieldsAsRaw: reused and mutated objects, prototypes, array names', () => {
+  const bytes = js.serialize({
+    a: [{ x: 1 }, [{ y: 2 }]],
+    b: [{ z: 3 }],
+    toString: [{ t: 1 }],
+    '': [{ e: 1 }],
+    n: { a: [{ deep: 1 }], 0: [{ idx: 1 }] },
+    list: [[{ in: 1 }], [{ in: 2 }]]
+  });
+  const fr = { a: true };
+  same(bytes, { fieldsAsRaw: fr }, 'a');
+  fr.a = 0;
+  same(bytes, { fieldsAsRaw: fr }, 'a falsy');
+  fr.b = 1;
+  same(bytes, { fieldsAsRaw: fr }, 'b added');
+  delete fr.b;
+  fr[''] = true;
+  same(bytes, { fieldsAsRaw: fr }, 'empty name');
+  fr.toString = null;
+  same(bytes, { fieldsAsRaw: fr }, 'toString shadowed');
+  same(bytes, { fieldsAsRaw: Object.create({ a: 1 }) }, 'inherited');
+  same(bytes, { fieldsAsRaw: Object.create(null) }, 'null prototype');
+  same(bytes, { fieldsAsRaw: { 0: true, 1: true } }, 'indexes');
+  same(bytes, { fieldsAsRaw: ['x'] }, 'array');
+});
+
 test('index and allowObjectSmallerThanBufferSize', () => {
   const a = js.serialize({ a: 1, s: 'x' });
   const b = js.serialize({ b: [1, 2], c: { d: true } });
