@@ -87,6 +87,10 @@ fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8) -> Result<sys::napi_v
       unsafe { sys::napi_create_string_utf8(env, text.as_ptr().cast(), text.len() as isize, &mut out) }
     }
   };
+  if status != sys::Status::napi_ok && bytes.len() > 0x1fff_ffe8 {
+    // What Node's Buffer#toString (js-bson's decoder) throws.
+    return Err("Cannot create a string longer than 0x1fffffe8 characters".to_string());
+  }
   check_msg(status, "string creation failed")?;
   Ok(out)
 }
@@ -250,6 +254,7 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
     match outcome {
       Outcome::Done(n) => {
         deliver(env, *sink, decoder, input, false)?;
+        decoder.cache.commit();
         number(env, n as f64)
       }
       Outcome::NeedSpace { .. } => number(env, -1.0),

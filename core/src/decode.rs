@@ -464,6 +464,12 @@ impl DecodeCache {
     ops[tape.w..total].copy_from_slice(&self.defs);
     ops[0] = body as u32;
     ops[1] = self.defs.len() as u32;
+    Outcome::Done(total)
+  }
+
+  /// Marks what the last successful decode defined as known to JS. Call it
+  /// once JS has received the strings (JS runs the definitions first thing).
+  pub fn commit(&mut self) {
     for &k in &self.pending_keys {
       if let Some(key) = self.keys.list.get_mut(k as usize) {
         key.known = true;
@@ -479,7 +485,9 @@ impl DecodeCache {
         shape.known = true;
       }
     }
-    Outcome::Done(total)
+    self.pending_keys.clear();
+    self.pending_strs.clear();
+    self.pending_shapes.clear();
   }
 
   fn run(&mut self, req: &Request, t: &mut Tape) -> Result<(), DecodeError> {

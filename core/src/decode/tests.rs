@@ -29,6 +29,9 @@ fn run_with(cache: &mut DecodeCache, input: &[u8], flags: u32, index: usize) -> 
   let mut nums = vec![0u64; 4096];
   let req = Request { input, index, flags, raw_names: None, utf8_names: &[] };
   let out = cache.decode(&req, &mut ops, &mut nums);
+  if matches!(out, Outcome::Done(_)) {
+    cache.commit();
+  }
   (out, ops, nums)
 }
 
@@ -147,6 +150,7 @@ fn value_cache_collisions_within_one_document() {
     let mut nums = vec![0u64; 16];
     let req = Request { input: &input, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
     let Outcome::Done(total) = cache.decode(&req, &mut ops, &mut nums) else { panic!() };
+    cache.commit();
     let body = ops[0] as usize;
     // Simulate JS: run definitions, then check each cached op resolves to its value.
     let spans: Vec<Span> = cache.spans().copied().collect();
@@ -208,6 +212,24 @@ fn failed_decode_does_not_mark_known() {
   assert!(matches!(out, Outcome::Done(_)));
   assert!(ops[1] > 0, "key must be defined again");
   bad.clear();
+}
+
+#[test]
+fn uncommitted_decode_defines_again() {
+  let input = doc(&[(0x02, "k", string("v"))]);
+  let mut cache = DecodeCache::new();
+  let mut ops = vec![0u32; 64];
+  let mut nums = vec![0u64; 8];
+  let req = Request { input: &input, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+  // Not committed (as when delivering the strings failed): definitions come again.
+  let defs = |ops: &[u32]| -> Vec<u32> { ops[2 + ops[0] as usize..2 + (ops[0] + ops[1]) as usize].iter().map(|w| w & 0xff).collect() };
+  assert!(matches!(cache.decode(&req, &mut ops, &mut nums), Outcome::Done(_)));
+  assert_eq!(defs(&ops), vec![op::DEF_STR, op::DEF_KEY]);
+  assert!(matches!(cache.decode(&req, &mut ops, &mut nums), Outcome::Done(_)));
+  assert!(defs(&ops).contains(&op::DEF_KEY) && defs(&ops).contains(&op::DEF_STR));
+  cache.commit();
+  assert!(matches!(cache.decode(&req, &mut ops, &mut nums), Outcome::Done(_)));
+  assert!(defs(&ops).is_empty());
 }
 
 #[test]
