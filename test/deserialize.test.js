@@ -280,6 +280,23 @@ test('__proto__ keys are own properties and never change the prototype', () => {
   assert.strictEqual({}.polluted, undefined);
 });
 
+test('unusual keys and string values', () => {
+  const keys = ['', '"', '\\', "'", '\n', '\u2028', 'a b', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '0', '-1', '1.5', '4294967295', '4294967294', '01', '__proto__', '__defineGetter__', 'é', '😀', '\u{fffd}', '$', '$ref', 'x'.repeat(40)];
+  const elements = keys.map((k, i) => [0x02, k, str(i % 2 ? 'v\u0000nul' + i : 'x'.repeat(i))]);
+  const d = doc(elements);
+  const reversed = doc(elements.slice().reverse());
+  for (let round = 0; round < 4; round++) {
+    same(d, undefined, 'keys');
+    same(reversed, undefined, 'keys reversed');
+    same(doc([[0x03, 'o', d], [0x04, 'a', doc([[0x03, '0', d], [0x03, '1', reversed]])]]), undefined, 'nested keys');
+  }
+  // String values around the value-cache limit (32 bytes), with NULs and multi-byte characters.
+  const values = [];
+  for (let n = 0; n < 40; n++) values.push([0x02, 'k' + n, str('\u0000'.repeat(n % 3) + 'é'.repeat(n >> 1) + 'a'.repeat(n & 1))]);
+  const vd = doc(values);
+  for (let round = 0; round < 3; round++) same(vd, undefined, 'values');
+});
+
 test('DBRef candidates', () => {
   const oid = Buffer.from('0123456789abcdef01234567', 'hex');
   const cases = [
