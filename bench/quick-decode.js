@@ -32,6 +32,8 @@ docs.push(['orders1000', { orders }]);
 docs.push(['int32x1000', { a: Array.from({ length: 1000 }, (_, i) => i) }]);
 docs.push(['doublex1000', { a: Array.from({ length: 1000 }, (_, i) => i + 0.5) }]);
 docs.push(['stringx1000', { a: Array.from({ length: 1000 }, (_, i) => 'string number ' + i) }]);
+// Longer than the 32-byte value cache: every string is created on each decode.
+docs.push(['longstrx1000', { a: Array.from({ length: 1000 }, (_, i) => 'a longer string value, number ' + i + ' of many') }]);
 let deep = { leaf: 1 };
 for (let i = 0; i < 50; i++) deep = { level: i, child: deep };
 docs.push(['deep50', deep]);
