@@ -33,12 +33,25 @@ refreshNums(MIN_NUMS_BYTES);
 // Decoded strings arrive here, in consumption order, before decode() returns.
 let strings = [];
 let stringCount = 0;
-addon.setSink(function sink() {
+function sink() {
   const n = arguments.length;
   const base = stringCount;
   for (let k = 0; k < n; k++) strings[base + k] = arguments[k];
   stringCount = base + n;
-});
+}
+
+// When this module is evaluated more than once over the same addon instance
+// (a test runner resetting its module registry), each copy re-registers its
+// scratch buffers and sink before decoding; the addon then forgets what the
+// other copy was told.
+const self = {};
+function claimAddon() {
+  addon.setScratch(SLOT.decOps, ops.buffer);
+  addon.setScratch(SLOT.decNums, f64.buffer);
+  addon.setSink(sink);
+  addon.__bsonRsDecoder = self;
+}
+claimAddon();
 
 // Dense arrays (never holey past their length): a sparse write would turn
 // them into hash-table ("dictionary") elements, slow to read.
@@ -513,6 +526,7 @@ module.exports = function createDeserializer(bson) {
   }
 
   function run(buffer, index, flags, rawNames, utf8Names) {
+    if (addon.__bsonRsDecoder !== self) claimAddon();
     for (;;) {
       stringCount = 0;
       const r =

@@ -606,6 +606,33 @@ test('large documents grow and shrink the scratch', () => {
   same(js.serialize(strings), undefined, 'many strings');
 });
 
+test('two copies of the JS module over one addon instance (module registry reset)', () => {
+  const root = path.join(__dirname, '..');
+  const saved = {};
+  for (const k of Object.keys(require.cache)) {
+    if (k.startsWith(root + path.sep) && k.endsWith('.js') && !k.includes('node_modules') && !k.includes(path.sep + 'test' + path.sep)) {
+      saved[k] = require.cache[k];
+      delete require.cache[k];
+    }
+  }
+  let rs2;
+  try {
+    rs2 = require('..');
+  } finally {
+    Object.assign(require.cache, saved);
+  }
+  assert.notStrictEqual(rs2.deserialize, rs.deserialize);
+  const docs = [];
+  for (let i = 0; i < 30; i++) docs.push(js.serialize({ ['k' + (i % 5)]: 'v' + (i % 7), arr: [i, 'x' + (i % 3), { z: i }], big: Array.from({ length: i * 300 }, (_, j) => j) }));
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < docs.length; i++) {
+      const expected = EJSON.stringify(js.deserialize(docs[i]), { relaxed: false });
+      const which = (i + round) % 3 === 0 ? rs2 : rs;
+      assert.strictEqual(EJSON.stringify(which.deserialize(docs[i]), { relaxed: false }), expected);
+    }
+  }
+});
+
 test('works without code generation (--disallow-code-generation-from-strings)', () => {
   const script = `
     const js = require('bson');

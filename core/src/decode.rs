@@ -467,6 +467,19 @@ impl DecodeCache {
     Outcome::Done(total)
   }
 
+  /// Forgets which keys, shapes and strings JS holds (a new JS side took over).
+  pub fn forget_js(&mut self) {
+    for k in &mut self.keys.list {
+      k.known = false;
+    }
+    for s in &mut self.shapes.shapes {
+      s.known = false;
+    }
+    for v in &mut self.vcache {
+      v.known = false;
+    }
+  }
+
   /// Marks what the last successful decode defined as known to JS. Call it
   /// once JS has received the strings (JS runs the definitions first thing).
   pub fn commit(&mut self) {
