@@ -224,7 +224,13 @@ pub struct DecodeCache {
   regex_spans: Vec<Span>,
   vcache: Vec<VSlot>,
   pending_strs: Vec<u32>,
+  decodes_since_reset: u32,
 }
+
+/// Decodes between two resets of full key/shape caches (so a steady stream
+/// of new keys starts over now and then instead of staying on the slow
+/// generic path forever, without thrashing hot shapes).
+pub const RESET_INTERVAL: u32 = 10_000;
 
 struct Tape<'o> {
   ops: &'o mut [u32],
@@ -389,6 +395,7 @@ impl DecodeCache {
       regex_spans: Vec::new(),
       vcache: vec![VSlot { bytes: [0; VCACHE_MAX_LEN], len: 0, used: false, known: false, epoch: 0 }; VCACHE_SLOTS],
       pending_strs: Vec::new(),
+      decodes_since_reset: 0,
     }
   }
 
@@ -412,6 +419,13 @@ impl DecodeCache {
 
   /// Decodes one document into `ops` / `nums`.
   pub fn decode(&mut self, req: &Request, ops: &mut [u32], nums: &mut [u64]) -> Outcome {
+    self.decodes_since_reset = self.decodes_since_reset.saturating_add(1);
+    if (self.keys.is_full() || self.shapes.is_full()) && self.decodes_since_reset >= RESET_INTERVAL {
+      // Ids start over; JS overwrites its tables as they are defined again.
+      self.keys = Keys::new();
+      self.shapes = Shapes::new();
+      self.decodes_since_reset = 0;
+    }
     self.epoch = self.epoch.wrapping_add(1);
     if self.epoch == 0 {
       self.keys.reset_epochs();
@@ -518,6 +532,7 @@ impl DecodeCache {
       regex_spans,
       vcache,
       pending_strs,
+      ..
     } = self;
     let epoch = *epoch;
     let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes, vcache, pending_strs };

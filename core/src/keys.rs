@@ -61,6 +61,11 @@ impl Keys {
     self.list.len()
   }
 
+  /// No room for another key of a typical length.
+  pub fn is_full(&self) -> bool {
+    self.list.len() >= MAX_KEYS || self.total_bytes + 64 > MAX_KEY_BYTES
+  }
+
   pub fn is_empty(&self) -> bool {
     self.list.is_empty()
   }

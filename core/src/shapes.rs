@@ -97,6 +97,10 @@ impl Shapes {
     Some(n.shape)
   }
 
+  pub fn is_full(&self) -> bool {
+    self.nodes.len() >= MAX_NODES || self.shapes.len() >= MAX_SHAPES
+  }
+
   pub fn reset_epochs(&mut self) {
     for s in &mut self.shapes {
       s.epoch = 0;

@@ -382,20 +382,29 @@ fn deep_nesting_is_iterative() {
 #[test]
 fn caches_stay_bounded() {
   let mut c = DecodeCache::new();
-  for i in 0..70_000u32 {
-    let k1 = format!("key{i}");
-    let k2 = format!("other{i}");
-    let d = doc(&[(0x0A, &k1, vec![]), (0x0A, &k2, vec![])]);
-    let (out, _, _) = run_with(&mut c, &d, DEFAULT, 0);
+  // 16 new keys per document: the key table fills within RESET_INTERVAL decodes.
+  for i in 0..5_000u32 {
+    let keys: Vec<String> = (0..16).map(|j| format!("key{i}_{j}")).collect();
+    let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().map(|k| (0x0Au8, k.as_str(), vec![])).collect();
+    let (out, _, _) = run_with(&mut c, &doc(&elems), DEFAULT, 0);
     assert!(matches!(out, Outcome::Done(_)));
+    assert!(c.keys.len() <= crate::keys::MAX_KEYS);
+    assert!(c.shapes.nodes.len() <= crate::shapes::MAX_NODES);
   }
-  assert!(c.keys.len() <= crate::keys::MAX_KEYS);
-  assert!(c.shapes.nodes.len() <= crate::shapes::MAX_NODES);
+  assert!(c.keys.is_full() || c.shapes.is_full());
   // Past the bounds keys are inline strings.
   let d = doc(&[(0x0A, "never-seen", vec![])]);
   let (out, ops, _) = run_with(&mut c, &d, DEFAULT, 0);
   assert!(matches!(out, Outcome::Done(_)));
   assert_eq!(&ops[2..2 + ops[0] as usize], &[op::NULL, op::OBJ_GENERIC, 1, 0]);
+  // After RESET_INTERVAL decodes in all, the full caches start over.
+  for _ in 0..RESET_INTERVAL {
+    run_with(&mut c, &d, DEFAULT, 0);
+  }
+  assert!(c.keys.len() < 10);
+  let (_, ops, _) = run_with(&mut c, &d, DEFAULT, 0);
+  // The key has an id again and its shape a factory.
+  assert_eq!(&ops[2..2 + ops[0] as usize], &[op::NULL, op::OBJ]);
 }
 
 #[test]
