@@ -584,7 +584,8 @@ impl DecodeCache {
     if size < 5 || size > len {
       return bson_err("corrupt bson message");
     }
-    frames.push(Frame {
+    // The innermost frame lives here; `frames` holds its ancestors.
+    let mut cur = Frame {
       kind: K_ROOT,
       raw: false,
       dbref: DB_NULL,
@@ -594,15 +595,16 @@ impl DecodeCache {
       node: ROOT,
       n: 0,
       key_start: 0,
-    });
+    };
     let mut name_buf = [0u8; 10];
 
     loop {
       let et = byte(buf, index);
       index += 1;
       if et == Some(0) {
-        if frames.len() > 1 {
-          let Some(done) = frames.pop() else { return bson_err("corrupt object bson") };
+        if let Some(parent) = frames.pop() {
+          let done = cur;
+          cur = parent;
           if index == done.last_index {
             match done.kind {
               K_ARR => {
@@ -630,8 +632,8 @@ impl DecodeCache {
 
       let i = cstring_end(buf, index)?;
       let Some(et) = et else { return bson_err("Bad BSON Document: illegal CString") };
-      let at_root = frames.len() == 1;
-      let Some(top) = frames.last_mut() else { return bson_err("corrupt object bson") };
+      let at_root = frames.is_empty();
+      let top = &mut cur;
       top.n += 1;
       // The key (js-bson's `name`): `None` in arrays, where the name is the index.
       let kb: Option<&[u8]> = if top.kind == K_ARR { None } else { buf.get(index as usize..i as usize) };
@@ -750,7 +752,8 @@ impl DecodeCache {
             t.op(object_size as u32);
             index += object_size;
           } else {
-            frames.push(Frame {
+            frames.push(cur);
+            cur = Frame {
               kind: K_OBJ,
               raw: false,
               dbref: DB_NULL,
@@ -760,7 +763,7 @@ impl DecodeCache {
               node: ROOT,
               n: 0,
               key_start: key_stack.len() as u32,
-            });
+            };
             index += 4;
           }
         }
@@ -779,7 +782,8 @@ impl DecodeCache {
               names.iter().any(|n| utf8::lossy_eq(name, n))
             }
           };
-          frames.push(Frame {
+          frames.push(cur);
+          cur = Frame {
             kind: K_ARR,
             raw: named_raw || top_raw,
             dbref: DB_FALSE,
@@ -789,7 +793,7 @@ impl DecodeCache {
             node: NONE,
             n: 0,
             key_start: key_stack.len() as u32,
-          });
+          };
           index += 4;
         }
         0x06 => t.op(op::UNDEFINED),
@@ -907,7 +911,8 @@ impl DecodeCache {
           }
           body_spans.push(span);
           t.op(op::STR);
-          frames.push(Frame {
+          frames.push(cur);
+          cur = Frame {
             kind: K_CWS,
             raw: false,
             dbref: DB_NULL,
@@ -917,7 +922,7 @@ impl DecodeCache {
             node: ROOT,
             n: 0,
             key_start: key_stack.len() as u32,
-          });
+          };
           index += 4;
         }
         0x0C => {
@@ -943,13 +948,13 @@ impl DecodeCache {
       }
     }
 
-    if frames.len() > 1 {
+    if !frames.is_empty() {
       return bson_err("corrupted bson, more objects expected based on the current document size");
     }
     if size != index - start_index {
       return bson_err("corrupt object bson");
     }
-    let Some(root) = frames.pop() else { return bson_err("corrupt object bson") };
+    let root = cur;
     defs.object(t, key_stack, body_spans, buf, &root, root.dbref == DB_TRUE);
     Ok(())
   }

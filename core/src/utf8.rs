@@ -8,14 +8,38 @@ pub const UTF8: u8 = 1;
 /// Invalid UTF-8: must be decoded with WHATWG replacement (maximal subparts).
 pub const LOSSY: u8 = 2;
 
-#[inline]
+#[inline(always)]
 pub fn classify(bytes: &[u8]) -> u8 {
-  if bytes.is_ascii() {
+  if is_ascii(bytes) {
     ASCII
   } else if simdutf8::basic::from_utf8(bytes).is_ok() {
     UTF8
   } else {
     LOSSY
+  }
+}
+
+/// `is_ascii` with an inline path for short strings (most keys and values).
+#[inline(always)]
+pub fn is_ascii(b: &[u8]) -> bool {
+  let n = b.len();
+  let word = |i: usize| -> u64 {
+    b.get(i..i.wrapping_add(8)).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes)
+  };
+  let half = |i: usize| -> u64 {
+    b.get(i..i.wrapping_add(4)).and_then(|s| <[u8; 4]>::try_from(s).ok()).map_or(0, u32::from_le_bytes) as u64
+  };
+  const HIGH: u64 = 0x8080_8080_8080_8080;
+  if n >= 8 {
+    if n <= 16 {
+      (word(0) | word(n - 8)) & HIGH == 0
+    } else {
+      b.is_ascii()
+    }
+  } else if n >= 4 {
+    (half(0) | half(n - 4)) & HIGH == 0
+  } else {
+    b.iter().all(|&c| c < 0x80)
   }
 }
 
@@ -40,6 +64,19 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn short_ascii() {
+    for n in 0..40 {
+      let mut v = vec![b'a'; n];
+      assert!(is_ascii(&v));
+      for i in 0..n {
+        v[i] = 0x80;
+        assert!(!is_ascii(&v), "{n} {i}");
+        v[i] = b'a';
+      }
+    }
+  }
 
   #[test]
   fn classify_kinds() {

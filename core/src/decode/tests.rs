@@ -446,3 +446,42 @@ fn long_promotion() {
     }
   }
 }
+
+#[test]
+#[ignore]
+fn speed_probe() {
+  let mut elems = Vec::new();
+  let keys: Vec<String> = (0..10).map(|i| format!("field{i}")).collect();
+  for (i, k) in keys.iter().enumerate() {
+    let v = match i % 3 {
+      0 => (0x02u8, k.as_str(), string(&format!("value{i}"))),
+      1 => (0x01u8, k.as_str(), (i as f64 * 1.5).to_le_bytes().to_vec()),
+      _ => (0x10u8, k.as_str(), (i as i32).to_le_bytes().to_vec()),
+    };
+    elems.push(v);
+  }
+  let d = doc(&elems);
+  let mut c = DecodeCache::new();
+  let mut ops = vec![0u32; 4096];
+  let mut nums = vec![0u64; 4096];
+  let req = Request { input: &d, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+  for _ in 0..1000 {
+    c.decode(&req, &mut ops, &mut nums);
+    c.commit();
+  }
+  let n = 2_000_000;
+  let t = std::time::Instant::now();
+  for _ in 0..n {
+    c.decode(&req, &mut ops, &mut nums);
+    c.commit();
+  }
+  eprintln!("flat10: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  let e = doc(&[]);
+  let req = Request { input: &e, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+  let t = std::time::Instant::now();
+  for _ in 0..n {
+    c.decode(&req, &mut ops, &mut nums);
+    c.commit();
+  }
+  eprintln!("empty: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+}
