@@ -198,7 +198,8 @@ fn short_hash(b: &[u8]) -> usize {
   } else if n >= 4 {
     h = mix(h, read4(b, 0) | read4(b, n - 4) << 32);
   } else if n > 0 {
-    let w = b[0] as u64 | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16;
+    let at = |i: usize| b.get(i).copied().unwrap_or(0) as u64;
+    let w = at(0) | at(n / 2) << 8 | at(n - 1) << 16;
     h = mix(h, w);
   }
   // Top bits of a final multiply depend on every input bit.
