@@ -162,6 +162,7 @@ const OBJ_GENERIC = 0x22;
 const OBJ_GENERIC_DBREF = 0x23;
 const ARRAY = 0x24;
 const CODE_W_SCOPE = 0x25;
+const ARRAY_NUMS = 0x26;
 const STR_CACHED = 0x17;
 const DEF_KEY = 0x30;
 const DEF_SHAPE = 0x31;
@@ -411,6 +412,15 @@ module.exports = function createDeserializer(bson) {
         case OID:
           st[sp++] = oidAtOffset ? new ObjectId(input, ops[pc++]) : new ObjectId(copyBytes(input, ops[pc++], 12));
           break;
+        case ARRAY_NUMS: {
+          // An array of numbers, built directly (unboxed doubles / small ints).
+          const n = w >>> 8;
+          const a = [];
+          for (let k = 0; k < n; k++) a.push(f64[ni + k]);
+          ni += n;
+          st[sp++] = a;
+          break;
+        }
         case ARRAY: {
           const n = ops[pc++];
           sp -= n;

@@ -43,6 +43,7 @@ pub mod op {
   pub const OBJ_GENERIC_DBREF: u32 = 0x23;
   pub const ARRAY: u32 = 0x24;
   pub const CODE_W_SCOPE: u32 = 0x25;
+  pub const ARRAY_NUMS: u32 = 0x26;
   pub const STR_CACHED: u32 = 0x17;
   pub const DEF_KEY: u32 = 0x30;
   pub const DEF_SHAPE: u32 = 0x31;
@@ -244,6 +245,27 @@ struct Tape<'o> {
 }
 
 impl Tape<'_> {
+  /// Closes an array of `n` values. When its values are the tail of the NUM
+  /// run just written, the run is cut and JS builds the array straight from
+  /// the numbers (ARRAY_NUMS), without going through its value stack.
+  #[inline(always)]
+  fn array(&mut self, n: u32) {
+    if n > 0 && self.run_at.wrapping_add(1) == self.w && self.run_len >= n {
+      let rest = self.run_len - n;
+      if rest == 0 {
+        self.w -= 1;
+      } else if let Some(slot) = self.ops.get_mut(self.run_at) {
+        *slot = op::NUM | rest << 8;
+      }
+      self.run_at = usize::MAX;
+      self.run_len = 0;
+      self.op(op::ARRAY_NUMS | n << 8);
+    } else {
+      self.op(op::ARRAY);
+      self.op(n);
+    }
+  }
+
   /// A plain number value: extends the NUM run just before, if any.
   #[inline(always)]
   fn number(&mut self, bits: u64) {
@@ -608,10 +630,7 @@ impl DecodeCache {
           cur = parent;
           if index == done.last_index {
             match done.kind {
-              K_ARR => {
-                t.op(op::ARRAY);
-                t.op(done.n);
-              }
+              K_ARR => t.array(done.n),
               K_CWS => {
                 defs.object(t, key_stack, body_spans, buf, &done, false);
                 t.op(op::CODE_W_SCOPE);
