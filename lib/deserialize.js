@@ -163,6 +163,7 @@ const OBJ_GENERIC_DBREF = 0x23;
 const ARRAY = 0x24;
 const CODE_W_SCOPE = 0x25;
 const ARRAY_NUMS = 0x26;
+const ARRAY_INTS = 0x27;
 const STR_CACHED = 0x17;
 const DEF_KEY = 0x30;
 const DEF_SHAPE = 0x31;
@@ -417,6 +418,15 @@ module.exports = function createDeserializer(bson) {
           const n = w >>> 8;
           const a = [];
           for (let k = 0; k < n; k++) a.push(f64[ni + k]);
+          ni += n;
+          st[sp++] = a;
+          break;
+        }
+        case ARRAY_INTS: {
+          // An array of int32 values: small-integer elements, like js-bson's.
+          const n = w >>> 8;
+          const a = [];
+          for (let k = 0; k < n; k++) a.push(f64[ni + k] | 0);
           ni += n;
           st[sp++] = a;
           break;

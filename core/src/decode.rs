@@ -44,6 +44,7 @@ pub mod op {
   pub const ARRAY: u32 = 0x24;
   pub const CODE_W_SCOPE: u32 = 0x25;
   pub const ARRAY_NUMS: u32 = 0x26;
+  pub const ARRAY_INTS: u32 = 0x27;
   pub const STR_CACHED: u32 = 0x17;
   pub const DEF_KEY: u32 = 0x30;
   pub const DEF_SHAPE: u32 = 0x31;
@@ -242,6 +243,8 @@ struct Tape<'o> {
   /// Word index of the last NUM op, whose arg counts consecutive numbers.
   run_at: usize,
   run_len: u32,
+  /// How many numbers at the end of the run came from int32 elements.
+  run_ints: u32,
 }
 
 impl Tape<'_> {
@@ -257,9 +260,11 @@ impl Tape<'_> {
       } else if let Some(slot) = self.ops.get_mut(self.run_at) {
         *slot = op::NUM | rest << 8;
       }
+      let ints = self.run_ints >= n;
       self.run_at = usize::MAX;
       self.run_len = 0;
-      self.op(op::ARRAY_NUMS | n << 8);
+      self.run_ints = 0;
+      self.op(if ints { op::ARRAY_INTS } else { op::ARRAY_NUMS } | n << 8);
     } else {
       self.op(op::ARRAY);
       self.op(n);
@@ -268,7 +273,7 @@ impl Tape<'_> {
 
   /// A plain number value: extends the NUM run just before, if any.
   #[inline(always)]
-  fn number(&mut self, bits: u64) {
+  fn number(&mut self, bits: u64, int32: bool) {
     if self.run_at.wrapping_add(1) == self.w && self.run_len < 0xff_ffff {
       self.run_len += 1;
       if let Some(slot) = self.ops.get_mut(self.run_at) {
@@ -277,8 +282,10 @@ impl Tape<'_> {
     } else {
       self.run_at = self.w;
       self.run_len = 1;
+      self.run_ints = 0;
       self.op(op::NUM | 1 << 8);
     }
+    self.run_ints = if int32 { self.run_ints + 1 } else { 0 };
     self.num(bits);
   }
 
@@ -483,7 +490,7 @@ impl DecodeCache {
     self.regex_spans.clear();
     self.pending_strs.clear();
 
-    let mut tape = Tape { ops, w: 2, nums, n: 0, run_at: usize::MAX, run_len: 0 };
+    let mut tape = Tape { ops, w: 2, nums, n: 0, run_at: usize::MAX, run_len: 0, run_ints: 0 };
     if let Err(e) = self.run(req, &mut tape) {
       return Outcome::Error(e);
     }
@@ -730,7 +737,7 @@ impl DecodeCache {
           let v = i32_at(buf, index);
           index += 4;
           if promote_values {
-            t.number((v as f64).to_bits());
+            t.number((v as f64).to_bits(), true);
           } else {
             t.op(op::INT32_OBJ);
             t.num((v as f64).to_bits());
@@ -740,7 +747,7 @@ impl DecodeCache {
           let v = f64_at(buf, index);
           index += 8;
           if promote_values {
-            t.number(v.to_bits());
+            t.number(v.to_bits(), false);
           } else {
             t.op(op::DOUBLE_OBJ);
             t.num(v.to_bits());
@@ -840,7 +847,7 @@ impl DecodeCache {
             // js-bson's JS_INT_MIN..=JS_INT_MAX is ±2^53 inclusive.
             const MAX: i64 = 1 << 53;
             if promote_longs && (-MAX..=MAX).contains(&v) {
-              t.number(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits());
+              t.number(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits(), false);
             } else {
               t.op(op::LONG_OBJ);
               t.num(pair(lo, hi));

@@ -415,14 +415,20 @@ fn number_runs() {
   let (out, ops, nums) = run_with(&mut DecodeCache::new(), &d, DEFAULT, 0);
   assert!(matches!(out, Outcome::Done(_)));
   // An array of 5 numbers, then a run of 1 (b), NULL, a run of 1 (d).
-  assert_eq!(&ops[2..7], &[op::ARRAY_NUMS | 5 << 8, op::NUM | 1 << 8, op::NULL, op::NUM | 1 << 8, op::OBJ_GENERIC]);
+  assert_eq!(&ops[2..7], &[op::ARRAY_INTS | 5 << 8, op::NUM | 1 << 8, op::NULL, op::NUM | 1 << 8, op::OBJ_GENERIC]);
   assert_eq!(f64::from_bits(nums[4]), 4.0);
   assert_eq!(f64::from_bits(nums[5]), 1.5);
   // A run that starts before the array is cut: {x: 1, a: [2, 3]} and an array after a string.
   let d = doc(&[(0x10, "x", 1i32.to_le_bytes().to_vec()), (0x04, "a", doc(&[(0x10, "0", 2i32.to_le_bytes().to_vec()), (0x10, "1", 3i32.to_le_bytes().to_vec())])), (0x04, "b", doc(&[(0x02, "0", string("s")), (0x10, "1", 3i32.to_le_bytes().to_vec())])), (0x04, "c", doc(&[]))]);
   let (out, ops, _) = run_with(&mut DecodeCache::new(), &d, DEFAULT, 0);
   assert!(matches!(out, Outcome::Done(_)));
-  assert_eq!(&ops[2..11], &[op::NUM | 1 << 8, op::ARRAY_NUMS | 2 << 8, op::STR_CACHED | (ops[4] & !0xff), op::NUM | 1 << 8, op::ARRAY, 2, op::ARRAY, 0, op::OBJ_GENERIC]);
+  assert_eq!(&ops[2..11], &[op::NUM | 1 << 8, op::ARRAY_INTS | 2 << 8, op::STR_CACHED | (ops[4] & !0xff), op::NUM | 1 << 8, op::ARRAY, 2, op::ARRAY, 0, op::OBJ_GENERIC]);
+  // Mixed ints and doubles: ARRAY_NUMS; ints after a double in the parent: ARRAY_INTS.
+  let mixed = doc(&[(0x10, "0", 1i32.to_le_bytes().to_vec()), (0x01, "1", 1.5f64.to_le_bytes().to_vec())]);
+  let ints = doc(&[(0x10, "0", 1i32.to_le_bytes().to_vec())]);
+  let d2 = doc(&[(0x04, "m", mixed), (0x01, "x", 2.5f64.to_le_bytes().to_vec()), (0x04, "i", ints)]);
+  let (_, ops, _) = run_with(&mut DecodeCache::new(), &d2, DEFAULT, 0);
+  assert_eq!(&ops[2..6], &[op::ARRAY_NUMS | 2 << 8, op::NUM | 1 << 8, op::ARRAY_INTS | 1 << 8, op::OBJ_GENERIC]);
   // With a tiny tape the run still counts right.
   let mut ops = vec![0u32; 3];
   let req = Request { input: &d, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
