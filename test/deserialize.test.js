@@ -247,6 +247,27 @@ test('documents from the bench set and generated shapes', () => {
   same(js.serialize({ orders }), undefined, 'orders');
 });
 
+test('arrays of numbers', () => {
+  const value = {
+    x: 1,
+    ints: [1, -2, 2147483647, -2147483648, 0],
+    doubles: [-0, 0.5, NaN, Infinity, -Infinity, 1e308],
+    mixed: [1, 1.5, 2, js.Long.fromNumber(2 ** 40), js.Long.fromString('9007199254740993')],
+    y: 2.5,
+    nested: [[1, 2], [3.5], [], [[4]]],
+    afterString: ['s', 1, 2],
+    empty: [],
+    long: [js.Long.fromNumber(5), js.Long.fromNumber(-5)]
+  };
+  const bytes = js.serialize(value);
+  for (const options of [undefined, { promoteValues: false }, { useBigInt64: true }, { promoteLongs: false }]) {
+    for (let round = 0; round < 3; round++) same(bytes, options, 'numbers ' + JSON.stringify(options));
+  }
+  const v = rs.deserialize(bytes);
+  assert.ok(Object.is(v.doubles[0], -0));
+  assert.deepStrictEqual(v.ints, [1, -2, 2147483647, -2147483648, 0]);
+});
+
 test('duplicate keys keep the first position and the last value', () => {
   const bytes = doc([
     [0x10, 'a', int32(1)],
