@@ -346,7 +346,11 @@ test('DBRef candidates', () => {
 });
 
 test('truncations of valid documents at every length give the same errors', () => {
-  const bytes = everyTypeDoc();
+  const numbers = js.serialize({ a: [1, 2.5, 3, -0, 4], b: [[7, 8], 9.5], c: 1 });
+  for (const bytes of [everyTypeDoc(), numbers]) truncations(bytes);
+});
+
+function truncations(bytes) {
   for (let cut = 0; cut < bytes.length; cut++) {
     const prefix = bytes.subarray(0, cut);
     same(prefix, undefined, `cut ${cut}`);
@@ -362,11 +366,15 @@ test('truncations of valid documents at every length give the same errors', () =
       same(padded, { allowObjectSmallerThanBufferSize: true }, `padded cut ${cut}`);
     }
   }
-});
+}
 
 test('lying lengths at every int32 position', () => {
-  const bytes = everyTypeDoc();
-  const lies = [0, 1, 4, 5, -1, -5, 0x7fffffff, -0x80000000, 12, 13, 16];
+  const numbers = js.serialize({ a: [1, 2.5, 3, -0, 4], b: [[7, 8], 9.5], c: 1 });
+  for (const bytes of [everyTypeDoc(), numbers]) lyingLengths(bytes);
+});
+
+function lyingLengths(bytes) {
+  const lies = [0, 1, 4, 5, -1, -5, 0x7fffffff, -0x80000000, 12, 13, 16, 0x10, 0x01];
   for (let pos = 0; pos + 4 <= bytes.length; pos++) {
     for (const lie of lies) {
       const b = Buffer.from(bytes);
@@ -374,7 +382,16 @@ test('lying lengths at every int32 position', () => {
       same(b, undefined, `lie ${lie} at ${pos}`);
     }
   }
-});
+  // Single bytes too (types, key bytes, terminators).
+  for (let pos = 0; pos < bytes.length; pos++) {
+    for (const v of [0, 1, 2, 0x10, 0x01, 0x30, 0xff]) {
+      const b = Buffer.from(bytes);
+      b[pos] = v;
+      same(b, undefined, `byte ${v} at ${pos}`);
+      same(b, { promoteValues: false }, `byte ${v} at ${pos} promoteValues false`);
+    }
+  }
+}
 
 test('random byte mutations give the same result', () => {
   const sources = [everyTypeDoc(), js.serialize({ a: [{ b: 'c', d: 1.5 }, { e: new Date(0) }], f: { g: null } })];

@@ -733,6 +733,31 @@ impl DecodeCache {
           t.op(index as u32);
           index += 12;
         }
+        0x10 | 0x01 if promote_values && cur.kind == K_ARR => {
+          // Numbers in an array: stay in a tight loop while the elements are numbers.
+          let mut et = et;
+          loop {
+            if et == 0x10 {
+              let v = i32_at(buf, index);
+              index += 4;
+              t.number((v as f64).to_bits(), true);
+            } else {
+              let v = f64_at(buf, index);
+              index += 8;
+              t.number(v.to_bits(), false);
+            }
+            let next = byte(buf, index);
+            if next != Some(0x10) && next != Some(0x01) {
+              break;
+            }
+            // A bad key is left to the main loop, which reports it.
+            let Ok(end) = cstring_end(buf, index + 1) else { break };
+            cur.n += 1;
+            cur.array_index = cur.array_index.wrapping_add(1);
+            index = end + 1;
+            et = next.unwrap_or(0x10);
+          }
+        }
         0x10 => {
           let v = i32_at(buf, index);
           index += 4;
