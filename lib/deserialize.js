@@ -93,6 +93,21 @@ function protoNamesOf(proto) {
   return names;
 }
 
+// Packed arrays (small integers / doubles) that number arrays are copied
+// from, so a new array gets its final size and element kind at once.
+const TEMPLATE_MAX = 65536;
+const intTemplate = [];
+const doubleTemplate = [];
+function numberArray(template, filler, n) {
+  if (n > TEMPLATE_MAX) {
+    const a = [];
+    for (let k = 0; k < n; k++) a.push(filler);
+    return a;
+  }
+  while (template.length < n) template.push(filler);
+  return template.slice(0, n);
+}
+
 function setDense(array, index, value) {
   while (array.length < index) array.push(undefined);
   array[index] = value;
@@ -414,10 +429,10 @@ module.exports = function createDeserializer(bson) {
           st[sp++] = oidAtOffset ? new ObjectId(input, ops[pc++]) : new ObjectId(copyBytes(input, ops[pc++], 12));
           break;
         case ARRAY_NUMS: {
-          // An array of numbers, built directly (unboxed doubles / small ints).
+          // An array of numbers, built directly (unboxed doubles).
           const n = w >>> 8;
-          const a = [];
-          for (let k = 0; k < n; k++) a.push(f64[ni + k]);
+          const a = numberArray(doubleTemplate, 0.5, n);
+          for (let k = 0; k < n; k++) a[k] = f64[ni + k];
           ni += n;
           st[sp++] = a;
           break;
@@ -425,8 +440,8 @@ module.exports = function createDeserializer(bson) {
         case ARRAY_INTS: {
           // An array of int32 values: small-integer elements, like js-bson's.
           const n = w >>> 8;
-          const a = [];
-          for (let k = 0; k < n; k++) a.push(f64[ni + k] | 0);
+          const a = numberArray(intTemplate, 0, n);
+          for (let k = 0; k < n; k++) a[k] = f64[ni + k] | 0;
           ni += n;
           st[sp++] = a;
           break;
