@@ -253,9 +253,30 @@ module.exports = function createDeserializer(bson) {
     Timestamp,
     MinKey,
     MaxKey,
-    BSONError,
-    ByteUtils
+    BSONError
   } = bson;
+  // Copies older than js-bson 6 do not export ByteUtils: use the same Node logic.
+  const ByteUtils = bson.ByteUtils ?? {
+    toLocalBufferType(potentialBuffer) {
+      if (Buffer.isBuffer(potentialBuffer)) return potentialBuffer;
+      if (ArrayBuffer.isView(potentialBuffer)) {
+        return Buffer.from(potentialBuffer.buffer, potentialBuffer.byteOffset, potentialBuffer.byteLength);
+      }
+      const stringTag = potentialBuffer?.[Symbol.toStringTag] ?? Object.prototype.toString.call(potentialBuffer);
+      if (
+        stringTag === 'ArrayBuffer' ||
+        stringTag === 'SharedArrayBuffer' ||
+        stringTag === '[object ArrayBuffer]' ||
+        stringTag === '[object SharedArrayBuffer]'
+      ) {
+        return Buffer.from(potentialBuffer);
+      }
+      throw new BSONError('Cannot create Buffer from the passed potentialBuffer.');
+    },
+    allocateUnsafe(size) {
+      return Buffer.allocUnsafe(size);
+    }
+  };
   const jsDeserialize = bson.deserialize;
 
   // ObjectId(source, offset) reads 12 bytes at offset in js-bson 7.x; older
