@@ -178,6 +178,18 @@ fn short_eq(a: &[u8], b: &[u8]) -> bool {
   }
 }
 
+/// Slot of (node, key) in the recent-transitions table (a cache: collisions only cost a miss).
+#[inline(always)]
+fn transition_slot(node: u32, kb: &[u8]) -> usize {
+  const K: u64 = 0x9e37_79b9_7f4a_7c15;
+  let n = kb.len();
+  let w = if n >= 8 { read8(kb, 0) ^ read8(kb, n - 8).rotate_left(29) } else if n >= 4 { read4(kb, 0) | read4(kb, n - 4) << 32 } else {
+    kb.iter().fold(0u64, |a, &c| a << 8 | c as u64)
+  };
+  let h = (w ^ (node as u64) << 40 ^ n as u64).wrapping_mul(K);
+  ((h ^ (h >> 31)).wrapping_mul(K) >> 52) as usize & (crate::shapes::RECENT_SLOTS - 1)
+}
+
 #[inline(always)]
 fn short_hash(b: &[u8]) -> usize {
   const K: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -1087,6 +1099,18 @@ impl Defs<'_> {
           }
         }
       }
+      // Second chance: a direct-mapped table of recent transitions (nodes
+      // such as the empty prefix see many different next keys).
+      let slot = transition_slot(cur, kb);
+      if let Some(&(tn, tk, tc)) = self.shapes.recent.get(slot) {
+        if tn == cur && tk != NONE && short_eq(self.keys.bytes(tk), kb) {
+          if let Some(nd) = self.shapes.nodes.get_mut(cur as usize) {
+            nd.remember(tk, kb, tc);
+          }
+          *node = tc;
+          return tk;
+        }
+      }
       let Some(id) = self.keys.intern(kb) else {
         *node = NONE;
         return NONE;
@@ -1095,6 +1119,9 @@ impl Defs<'_> {
         Some(c) => {
           if let Some(nd) = self.shapes.nodes.get_mut(cur as usize) {
             nd.remember(id, kb, c);
+          }
+          if let Some(e) = self.shapes.recent.get_mut(slot) {
+            *e = (cur, id, c);
           }
           *node = c;
         }

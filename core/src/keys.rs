@@ -26,11 +26,25 @@ pub struct Keys {
   pub list: Vec<Key>,
   map: HashMap<Box<[u8]>, u32>,
   total_bytes: usize,
+  /// Direct-mapped cache in front of `map` (key bytes hash -> id; a miss only costs the map lookup).
+  recent: Vec<u32>,
+}
+
+const RECENT: usize = 4096;
+
+#[inline(always)]
+fn recent_slot(b: &[u8]) -> usize {
+  const K: u64 = 0x9e37_79b9_7f4a_7c15;
+  let n = b.len();
+  let word = |i: usize| -> u64 { b.get(i..i.wrapping_add(8)).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes) };
+  let w = if n >= 8 { word(0) ^ word(n - 8).rotate_left(29) } else { b.iter().fold(0u64, |a, &c| a << 8 | c as u64) };
+  let h = (w ^ n as u64).wrapping_mul(K);
+  ((h ^ (h >> 31)).wrapping_mul(K) >> 52) as usize & (RECENT - 1)
 }
 
 impl Keys {
   pub fn new() -> Self {
-    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0 }
+    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT] }
   }
 
   #[inline]
@@ -43,7 +57,16 @@ impl Keys {
 
   /// The id of `bytes`, interning it if there is room; `None` past the bounds.
   pub fn intern(&mut self, bytes: &[u8]) -> Option<u32> {
+    let slot = recent_slot(bytes);
+    if let Some(&id) = self.recent.get(slot) {
+      if self.list.get(id as usize).is_some_and(|k| *k.bytes == *bytes) {
+        return Some(id);
+      }
+    }
     if let Some(&id) = self.map.get(bytes) {
+      if let Some(r) = self.recent.get_mut(slot) {
+        *r = id;
+      }
       return Some(id);
     }
     if bytes.len() > MAX_KEY_LEN || self.list.len() >= MAX_KEYS || self.total_bytes + bytes.len() > MAX_KEY_BYTES {
@@ -54,6 +77,9 @@ impl Keys {
     self.total_bytes += bytes.len();
     self.map.insert(boxed.clone(), id);
     self.list.push(Key { bytes: boxed, kind: utf8::classify(bytes), known: false, epoch: 0 });
+    if let Some(r) = self.recent.get_mut(slot) {
+      *r = id;
+    }
     Some(id)
   }
 

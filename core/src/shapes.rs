@@ -15,6 +15,8 @@ pub const MAX_ARITY: usize = 256;
 pub const FACTORY_AFTER: u32 = 2;
 
 pub const ROOT: u32 = 0;
+/// Entries of the recent-transitions table (a power of two).
+pub const RECENT_SLOTS: usize = 4096;
 
 pub struct Node {
   pub depth: u32,
@@ -57,6 +59,8 @@ pub struct Shapes {
   pub nodes: Vec<Node>,
   children: HashMap<(u32, u32), u32>,
   pub shapes: Vec<Shape>,
+  /// Direct-mapped cache of transitions: (node, key id, child).
+  pub recent: Vec<(u32, u32, u32)>,
 }
 
 impl Shapes {
@@ -65,6 +69,7 @@ impl Shapes {
       nodes: vec![Node::new(0)],
       children: HashMap::new(),
       shapes: Vec::new(),
+      recent: vec![(NONE, NONE, NONE); RECENT_SLOTS],
     }
   }
 
