@@ -11,6 +11,8 @@ pub const MAX_NODES: usize = 65_536;
 pub const MAX_SHAPES: usize = 16_384;
 /// Widest object that gets a factory.
 pub const MAX_ARITY: usize = 256;
+/// Most keys over all factories (bounds the JS source compiled for them).
+pub const MAX_TOTAL_ARITY: usize = 1 << 18;
 /// Documents seen with a key sequence before it gets a factory.
 pub const FACTORY_AFTER: u32 = 2;
 
@@ -61,6 +63,7 @@ pub struct Shapes {
   pub shapes: Vec<Shape>,
   /// Direct-mapped cache of transitions: (node, key id, child).
   pub recent: Vec<(u32, u32, u32)>,
+  total_arity: usize,
 }
 
 impl Shapes {
@@ -70,6 +73,7 @@ impl Shapes {
       children: HashMap::new(),
       shapes: Vec::new(),
       recent: vec![(NONE, NONE, NONE); RECENT_SLOTS],
+      total_arity: 0,
     }
   }
 
@@ -93,9 +97,14 @@ impl Shapes {
     let n = self.nodes.get_mut(node as usize)?;
     n.hits = n.hits.saturating_add(1);
     if n.shape == NONE {
-      if n.hits < FACTORY_AFTER || n.depth as usize > MAX_ARITY || self.shapes.len() >= MAX_SHAPES {
+      if n.hits < FACTORY_AFTER
+        || n.depth as usize > MAX_ARITY
+        || self.shapes.len() >= MAX_SHAPES
+        || self.total_arity + n.depth as usize > MAX_TOTAL_ARITY
+      {
         return None;
       }
+      self.total_arity += n.depth as usize;
       n.shape = self.shapes.len() as u32;
       self.shapes.push(Shape { node, known: false, epoch: 0 });
     }
@@ -103,7 +112,7 @@ impl Shapes {
   }
 
   pub fn is_full(&self) -> bool {
-    self.nodes.len() >= MAX_NODES || self.shapes.len() >= MAX_SHAPES
+    self.nodes.len() >= MAX_NODES || self.shapes.len() >= MAX_SHAPES || self.total_arity + MAX_ARITY > MAX_TOTAL_ARITY
   }
 
   pub fn reset_epochs(&mut self) {
