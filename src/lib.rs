@@ -77,6 +77,8 @@ unsafe extern "C" fn set_sink(env: sys::napi_env, info: sys::napi_callback_info)
     let args = Args::<1>::read(env, info)?;
     let state = args.state();
     state.set_sink(env, args.get(0))?;
+    // A new sink is a new JS decoder (e.g. a reloaded module): it holds none of our keys, shapes or strings.
+    state.decoder.cache.forget_js();
     Ok(napi_util::undefined(env))
   })
 }

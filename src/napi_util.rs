@@ -87,6 +87,11 @@ impl<const N: usize> Args<N> {
     unsafe { &mut *self.data.cast::<EnvState>() }
   }
 
+  /// How many arguments the call passed (at most `N`).
+  pub fn argc(&self) -> usize {
+    self.argc
+  }
+
   pub fn get(&self, i: usize) -> sys::napi_value {
     if i < self.argc { self.argv[i] } else { undefined(self.env) }
   }

@@ -56,7 +56,7 @@ impl Scratch {
 pub struct EnvState {
   pub scratch: [Scratch; SCRATCH_SLOTS],
   pub sink: sys::napi_ref,
-  pub decoder: bson_rs_core::decode::DecodeCache,
+  pub decoder: crate::decode::DecodeState,
   pub encoder: bson_rs_core::encode::Encoder,
   /// Reusable argument vector of `encode` / `utf8Length` calls.
   pub enc_args: Vec<sys::napi_value>,
@@ -67,7 +67,7 @@ impl EnvState {
     EnvState {
       scratch: [const { Scratch::empty() }; SCRATCH_SLOTS],
       sink: std::ptr::null_mut(),
-      decoder: bson_rs_core::decode::DecodeCache::new(),
+      decoder: crate::decode::DecodeState::new(),
       encoder: bson_rs_core::encode::Encoder::new(),
       enc_args: Vec::new(),
     }

@@ -6,3 +6,6 @@
 
 pub mod decode;
 pub mod encode;
+pub mod keys;
+pub mod shapes;
+pub mod utf8;

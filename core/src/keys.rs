@@ -1,0 +1,129 @@
+//! Bounded key interner: key bytes -> key id, with per-id bookkeeping about
+//! whether the JS side already holds the key's string.
+
+use std::collections::HashMap;
+
+use crate::utf8;
+
+/// Most keys kept (ids are 0..MAX_KEYS).
+pub const MAX_KEYS: usize = 65_536;
+/// Most key bytes kept in total.
+pub const MAX_KEY_BYTES: usize = 1 << 20;
+/// Longer keys are never interned (always sent inline).
+pub const MAX_KEY_LEN: usize = 1024;
+
+pub struct Key {
+  pub bytes: Box<[u8]>,
+  /// utf8::ASCII / UTF8 / LOSSY
+  pub kind: u8,
+  /// The JS `keys[id]` slot holds this key's string.
+  pub known: bool,
+  /// Decode epoch in which a DEF_KEY was last emitted for it.
+  pub epoch: u32,
+}
+
+pub struct Keys {
+  pub list: Vec<Key>,
+  map: HashMap<Box<[u8]>, u32>,
+  total_bytes: usize,
+  /// Direct-mapped cache in front of `map` (key bytes hash -> id; a miss only costs the map lookup).
+  recent: Vec<u32>,
+}
+
+const RECENT: usize = 4096;
+
+#[inline(always)]
+fn recent_slot(b: &[u8]) -> usize {
+  const K: u64 = 0x9e37_79b9_7f4a_7c15;
+  let n = b.len();
+  let word = |i: usize| -> u64 { b.get(i..i.wrapping_add(8)).and_then(|s| <[u8; 8]>::try_from(s).ok()).map_or(0, u64::from_le_bytes) };
+  let w = if n >= 8 { word(0) ^ word(n - 8).rotate_left(29) } else { b.iter().fold(0u64, |a, &c| a << 8 | c as u64) };
+  let h = (w ^ n as u64).wrapping_mul(K);
+  ((h ^ (h >> 31)).wrapping_mul(K) >> 52) as usize & (RECENT - 1)
+}
+
+impl Keys {
+  pub fn new() -> Self {
+    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT] }
+  }
+
+  #[inline]
+  pub fn bytes(&self, id: u32) -> &[u8] {
+    match self.list.get(id as usize) {
+      Some(k) => &k.bytes,
+      None => &[],
+    }
+  }
+
+  /// The id of `bytes`, interning it if there is room; `None` past the bounds.
+  pub fn intern(&mut self, bytes: &[u8]) -> Option<u32> {
+    let slot = recent_slot(bytes);
+    if let Some(&id) = self.recent.get(slot) {
+      if self.list.get(id as usize).is_some_and(|k| *k.bytes == *bytes) {
+        return Some(id);
+      }
+    }
+    if let Some(&id) = self.map.get(bytes) {
+      if let Some(r) = self.recent.get_mut(slot) {
+        *r = id;
+      }
+      return Some(id);
+    }
+    if bytes.len() > MAX_KEY_LEN || self.list.len() >= MAX_KEYS || self.total_bytes + bytes.len() > MAX_KEY_BYTES {
+      return None;
+    }
+    let id = self.list.len() as u32;
+    let boxed: Box<[u8]> = bytes.into();
+    self.total_bytes += bytes.len();
+    self.map.insert(boxed.clone(), id);
+    self.list.push(Key { bytes: boxed, kind: utf8::classify(bytes), known: false, epoch: 0 });
+    if let Some(r) = self.recent.get_mut(slot) {
+      *r = id;
+    }
+    Some(id)
+  }
+
+  pub fn len(&self) -> usize {
+    self.list.len()
+  }
+
+  /// No room for another key of a typical length.
+  pub fn is_full(&self) -> bool {
+    self.list.len() >= MAX_KEYS || self.total_bytes + 64 > MAX_KEY_BYTES
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.list.is_empty()
+  }
+
+  pub fn reset_epochs(&mut self) {
+    for k in &mut self.list {
+      k.epoch = 0;
+    }
+  }
+}
+
+impl Default for Keys {
+  fn default() -> Self {
+    Self::new()
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn interns_and_bounds() {
+    let mut k = Keys::new();
+    let a = k.intern(b"a").unwrap();
+    assert_eq!(k.intern(b"a"), Some(a));
+    assert_ne!(k.intern(b"b"), Some(a));
+    assert_eq!(k.intern(&vec![b'x'; MAX_KEY_LEN + 1]), None);
+    for i in 0..MAX_KEYS + 10 {
+      k.intern(format!("k{i}").as_bytes());
+    }
+    assert!(k.len() <= MAX_KEYS);
+    assert!(k.total_bytes <= MAX_KEY_BYTES);
+  }
+}
