@@ -10,7 +10,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const TARGETS = { deserialize: 3, serialize: 1.5 };
+const TARGETS = { deserialize: 3, serialize: 1.5, calculateObjectSize: 1.5 };
 const OP_LABEL = { deserialize: 'deserialize', serialize: 'serialize', calculateObjectSize: 'calculateObjectSize' };
 const COLORS = { faster: '#2f7ed8', slower: '#d9534f', geomean: '#1b4f8a', grid: '#e4e7eb', axis: '#8a929b', text: '#24292f', muted: '#57606a', target: '#2da44e' };
 const FONT = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Helvetica, Arial, sans-serif";
