@@ -226,6 +226,7 @@ class Ctx {
     this.opsLen = 0;
     this.argc = 3;
     this.bytesLen = 0;
+    this.extLen = 0;
     this.maxDepth = 0;
     this.frames = [];
     this.srcs = []; // frame sources by depth (the circular-structure path)
@@ -304,7 +305,7 @@ let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
 const ARG0 = 3; // args[0..2] = first, opsLen, outOffset
 
 /** Runs the native writer over ctx's tape; returns the document length (at lastBuf, lastOff). */
-function runNative(ctx, opsLen, argc, BSONError) {
+function runNative(ctx, opsLen, argc, BSONError, fresh) {
   register(SLOT.encOps, ctx.opsBuf);
   register(SLOT.encNums, ctx.numsBuf);
   register(SLOT.encBytes, ctx.bytesBuf);
@@ -313,12 +314,20 @@ function runNative(ctx, opsLen, argc, BSONError) {
   args[1] = opsLen;
   let target;
   let offset;
-  // A rough size from the tape (string args not counted) picks the buffer,
-  // so that a second (sizing) pass is rare.
-  const estimate = opsLen * 8 + ctx.bytesLen;
+  // A rough size from the tape (string and binary args counted by their
+  // length, a lower bound of their bytes) picks the buffer, so that a second
+  // (sizing) pass is rare.
+  const ext = ctx.extLen;
+  const estimate = opsLen * 8 + ctx.bytesLen + ext;
   if (estimate > POOL_DOC_MAX) {
-    ensureBig(estimate);
-    target = big;
+    if (fresh && ext >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+      // Mostly long strings / binaries: the estimate is close to the size, so
+      // the document is written into its own buffer and returned without a copy.
+      target = rawArrayBuffer(estimate + 256);
+    } else {
+      ensureBig(estimate);
+      target = big;
+    }
     offset = 0;
   } else {
     if (POOL_SIZE - poolPos < 2 * estimate + 256) newPool();
@@ -365,6 +374,8 @@ function runNative(ctx, opsLen, argc, BSONError) {
     if (needed <= POOL_DOC_MAX) {
       newPool();
       target = pool;
+    } else if (fresh && needed <= MAX_PRESIZE) {
+      target = rawArrayBuffer(needed);
     } else {
       ensureBig(needed);
       target = big;
@@ -482,6 +493,7 @@ module.exports = function createSerializer(bson) {
     let ni = 0;
     let bi = 0;
     let ai = ARG0;
+    let ext = 0; // a lower bound of the string and binary value bytes sent as args (sizes the output)
     let depth = 0;
     let maxDepth = 0;
     let toBSONChecked = false;
@@ -599,6 +611,7 @@ module.exports = function createSerializer(bson) {
                 } else {
                   ops[opi++] = STRING | kb;
                   args[ai++] = value;
+                  ext += n;
                 }
               }
               if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit || idx >= keys.length) break;
@@ -707,6 +720,7 @@ module.exports = function createSerializer(bson) {
                 } else {
                   ops[opi++] = STRING;
                   args[ai++] = value;
+                  ext += n;
                 }
               }
               if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit) break;
@@ -833,6 +847,7 @@ module.exports = function createSerializer(bson) {
             if (kw !== -1) args[ai++] = inlineKey(kw, key);
           }
           args[ai++] = value;
+          ext += n;
           continue;
         } else if (type === 'number') {
           if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
@@ -874,6 +889,7 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2 + 1] = 0;
             ni++;
             args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+            ext += size;
             continue;
           } else if (value instanceof RegExp || isRegExp(value)) {
             if (kw > 0) ops[opi++] = REGEX | kw;
@@ -1031,6 +1047,7 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2 + 1] = byteArray ? 2 : (subByte & 0xff) | 0x100;
             ni++;
             args[ai++] = data instanceof Uint8Array ? data : toBytes(data, data?.length);
+            if (typeof size === 'number' && size > 0) ext += size;
             continue;
           } else if (tag === 'BSONSymbol') {
             if (kw > 0) ops[opi++] = SYMBOL | kw;
@@ -1125,11 +1142,12 @@ module.exports = function createSerializer(bson) {
     }
     ctx.opsLen = opi;
     ctx.bytesLen = bi;
+    ctx.extLen = ext;
 
   }
 
   /** The whole serialize: walk, native write; returns the length in outBytes. */
-  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined) {
+  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
     const lvl = level;
     let ctx = contexts[lvl];
     if (ctx === undefined) {
@@ -1141,7 +1159,7 @@ module.exports = function createSerializer(bson) {
     ctx.argc = ARG0;
     try {
       walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined);
-      return runNative(ctx, ctx.opsLen, ctx.argc, BSONError);
+      return runNative(ctx, ctx.opsLen, ctx.argc, BSONError, fresh);
     } finally {
       level = lvl;
       ctx.release(ctx.maxDepth, ctx.argc);
@@ -1173,12 +1191,17 @@ module.exports = function createSerializer(bson) {
 
     if (object == null) return emptyDocument();
     checkRoot(object);
-    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true);
     if (lastBuf === pool) {
       // a view of the pool; the next document starts at the next 8-byte boundary
       const result = Buffer.from(pool, lastOff, n);
       poolPos = (lastOff + n + 7) & ~7;
       return result;
+    }
+    if (lastBuf !== big) {
+      // a buffer of its own (sized by the estimate): returned as a view if it is nearly full
+      const cap = lastBuf.byteLength;
+      if (n >= cap - (cap >> 3)) return Buffer.from(lastBuf, 0, n);
     }
     const result = Buffer.allocUnsafe(n);
     result.set(new Uint8Array(lastBuf, 0, n));
