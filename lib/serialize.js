@@ -1383,64 +1383,62 @@ module.exports = function createSerializer(bson) {
         return 0;
       case 'boolean':
         return nameLength(st, name, isArray) + 1 + (1 + 1);
-      case 'object':
-        if (
-          value != null &&
-          typeof value._bsontype === 'string' &&
-          value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION
-        ) {
-          throw new BSONVersionError();
-        } else if (value == null || value._bsontype === 'MinKey' || value._bsontype === 'MaxKey') {
-          return nameLength(st, name, isArray) + 1 + 1;
-        } else if (value._bsontype === 'ObjectId') {
-          return nameLength(st, name, isArray) + 1 + (12 + 1);
-        } else if (value instanceof Date || isDate(value)) {
-          return nameLength(st, name, isArray) + 1 + (8 + 1);
-        } else if (
-          ArrayBuffer.isView(value) ||
-          value instanceof ArrayBuffer ||
-          isAnyArrayBuffer(value)
-        ) {
-          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
-        } else if (
-          value._bsontype === 'Long' ||
-          value._bsontype === 'Double' ||
-          value._bsontype === 'Timestamp'
-        ) {
-          return nameLength(st, name, isArray) + 1 + (8 + 1);
-        } else if (value._bsontype === 'Decimal128') {
-          return nameLength(st, name, isArray) + 1 + (16 + 1);
-        } else if (value._bsontype === 'Int32') {
-          return nameLength(st, name, isArray) + 1 + (4 + 1);
-        } else if (value._bsontype === 'Code') {
-          if (value.scope != null && typeof value.scope === 'object') {
-            if (onCalcPath(st, value.scope)) {
-              throw new BSONError('Cannot convert circular structure to BSON');
+      case 'object': {
+        if (value === null) return nameLength(st, name, isArray) + 1 + 1;
+        // Fast path (a documented difference): `_bsontype` is read once and the
+        // value dispatched on it, instead of js-bson's chain that reads it up to
+        // 14 times and probes Date / ArrayBuffer before the BSON tags. Sizes and
+        // errors are the same for every real value.
+        const tag = value._bsontype;
+        if (typeof tag === 'string') {
+          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+          switch (tag) {
+            case 'ObjectId':
+              return nameLength(st, name, isArray) + 1 + (12 + 1);
+            case 'Long':
+            case 'Double':
+            case 'Timestamp':
+              return nameLength(st, name, isArray) + 1 + (8 + 1);
+            case 'Decimal128':
+              return nameLength(st, name, isArray) + 1 + (16 + 1);
+            case 'Int32':
+              return nameLength(st, name, isArray) + 1 + (4 + 1);
+            case 'MinKey':
+            case 'MaxKey':
+              return nameLength(st, name, isArray) + 1 + 1;
+            case 'Binary':
+              if (value.sub_type === SUBTYPE_BYTE_ARRAY) {
+                return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1 + 4);
+              }
+              return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1);
+            case 'Code':
+              if (value.scope != null && typeof value.scope === 'object') {
+                if (onCalcPath(st, value.scope)) {
+                  throw new BSONError('Cannot convert circular structure to BSON');
+                }
+                objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
+                return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
+              }
+              return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+            case 'BSONSymbol':
+              return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
+            case 'DBRef': {
+              const orderedValues = Object.assign({ $ref: value.collection, $id: value.oid }, value.fields);
+              if (value.db != null) {
+                orderedValues['$db'] = value.db;
+              }
+              objectStack.push(orderedValues, 1);
+              return nameLength(st, name, isArray) + 1 + 1;
             }
-            objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
-            return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
-          } else {
-            return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+            case 'BSONRegExp':
+              if (value instanceof RegExp || isRegExp(value)) break; // js-bson tests RegExp first
+              return nameLength(st, name, isArray) + 1 + 1 + byteLength(value.pattern) + 1 + byteLength(value.options) + 1;
           }
-        } else if (value._bsontype === 'Binary') {
-          const binary = value;
-          if (binary.sub_type === SUBTYPE_BYTE_ARRAY) {
-            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
-          } else {
-            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1);
-          }
-        } else if (value._bsontype === 'BSONSymbol') {
-          return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
-        } else if (value._bsontype === 'DBRef') {
-          const orderedValues = Object.assign(
-            { $ref: value.collection, $id: value.oid },
-            value.fields
-          );
-          if (value.db != null) {
-            orderedValues['$db'] = value.db;
-          }
-          objectStack.push(orderedValues, 1);
-          return nameLength(st, name, isArray) + 1 + 1;
+        }
+        if (value instanceof Date || isDate(value)) {
+          return nameLength(st, name, isArray) + 1 + (8 + 1);
+        } else if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || isAnyArrayBuffer(value)) {
+          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
         } else if (value instanceof RegExp || isRegExp(value)) {
           return (
             nameLength(st, name, isArray) +
@@ -1453,16 +1451,6 @@ module.exports = function createSerializer(bson) {
             (value.multiline ? 1 : 0) +
             1
           );
-        } else if (value._bsontype === 'BSONRegExp') {
-          return (
-            nameLength(st, name, isArray) +
-            1 +
-            1 +
-            byteLength(value.pattern) +
-            1 +
-            byteLength(value.options) +
-            1
-          );
         } else {
           if (onCalcPath(st, value)) {
             throw new BSONError('Cannot convert circular structure to BSON');
@@ -1470,6 +1458,7 @@ module.exports = function createSerializer(bson) {
           objectStack.push(value, ignoreUndefined ? 1 : 0);
           return nameLength(st, name, isArray) + 1 + 1;
         }
+      }
       case 'function':
         if (serializeFunctions) {
           return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.toString()) + 1;
