@@ -33,6 +33,11 @@ const TRUE = 0x18;
 const SKIP = 0x20;
 const STRING_BYTES = 0x22;
 const OID_INTS = 0x23;
+const BINARY_BYTES = 0x24;
+// Binary data up to this size is copied into the bytes tape when the walk
+// reaches it (as js-bson does); larger data is passed by reference and read
+// by Rust after the walk (README: differences).
+const COPY_BINARY_MAX = 8192;
 const SHORT_STRING_BYTES = 48; // ASCII strings up to this length are written by the walk
 const MAXKEY = 0x7f;
 const MINKEY = 0xff;
@@ -261,6 +266,14 @@ class Ctx {
     this.setBytes(new ArrayBuffer(old.byteLength * 2));
     this.u8.set(old);
   }
+  /** Grows the bytes tape to hold at least `needed` bytes (keeping the first `used`). */
+  growBytesTo(needed, used) {
+    const old = this.u8;
+    let size = old.byteLength * 2;
+    while (size < needed) size *= 2;
+    this.setBytes(new ArrayBuffer(size));
+    if (used > 0) this.u8.set(old.subarray(0, used));
+  }
   frame(d) {
     let f = this.frames[d];
     if (f === undefined) {
@@ -295,7 +308,8 @@ class Ctx {
     // Tapes grown for a huge document go back to the default size.
     if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
     if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
-    if (this.u8.byteLength > 16 * MIN_TAPE) this.setBytes(new ArrayBuffer(MIN_TAPE));
+    // (the bytes tape also holds binary data: kept up to js-bson's 17 MiB buffer size)
+    if (this.u8.byteLength > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
   }
 }
 
@@ -320,8 +334,8 @@ function runNative(ctx, opsLen, argc, BSONError, fresh) {
   const ext = ctx.extLen;
   const estimate = opsLen * 8 + ctx.bytesLen + ext;
   if (estimate > POOL_DOC_MAX) {
-    if (fresh && ext >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
-      // Mostly long strings / binaries: the estimate is close to the size, so
+    if (fresh && ext + ctx.bytesLen >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+      // Mostly long strings / binaries / tape bytes: the estimate is close to the size, so
       // the document is written into its own buffer and returned without a copy.
       target = rawArrayBuffer(estimate + 256);
     } else {
@@ -888,8 +902,20 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2] = size;
             i32[ni * 2 + 1] = 0;
             ni++;
-            args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
-            ext += size;
+            if (size <= COPY_BINARY_MAX && ArrayBuffer.isView(value) && size <= value.byteLength) {
+              // copied now (js-bson copies at this point: a later getter's change is not seen)
+              ops[opi - 1] = (ops[opi - 1] & ~0xff) | BINARY_BYTES;
+              if (bi + size > bytesLimit) {
+                ctx.growBytesTo(bi + size + 64, bi);
+                u8 = ctx.u8;
+                bytesLimit = u8.length - 64;
+              }
+              copyBytes(u8, bi, value, size);
+              bi += size;
+            } else {
+              args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+              ext += size;
+            }
             continue;
           } else if (value instanceof RegExp || isRegExp(value)) {
             if (kw > 0) ops[opi++] = REGEX | kw;
@@ -1030,6 +1056,7 @@ module.exports = function createSerializer(bson) {
             args[ai++] = str(value.code.toString());
             continue;
           } else if (tag === 'Binary') {
+            const opOfBinary = opi;
             if (kw > 0) ops[opi++] = BINARY | kw;
             else {
               ops[opi++] = BINARY;
@@ -1046,8 +1073,32 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2] = size;
             i32[ni * 2 + 1] = byteArray ? 2 : (subByte & 0xff) | 0x100;
             ni++;
-            args[ai++] = data instanceof Uint8Array ? data : toBytes(data, data?.length);
-            if (typeof size === 'number' && size > 0) ext += size;
+            if (
+              data instanceof Uint8Array &&
+              ArrayBuffer.isView(data) &&
+              typeof size === 'number' &&
+              size >= 0 &&
+              size <= COPY_BINARY_MAX &&
+              (size | 0) === size &&
+              size <= data.byteLength
+            ) {
+              // copied now, as js-bson does (a later getter's change is not seen)
+              ops[opOfBinary] = (ops[opOfBinary] & ~0xff) | BINARY_BYTES;
+              if (bi + size > bytesLimit) {
+                ctx.growBytesTo(bi + size + 64, bi);
+                u8 = ctx.u8;
+                bytesLimit = u8.length - 64;
+              }
+              copyBytes(u8, bi, data, size);
+              bi += size;
+            } else {
+              // large data: by reference; position past the data (zeros follow) or unusual data: a copy
+              args[ai++] =
+                data instanceof Uint8Array
+                  ? size > COPY_BINARY_MAX && size <= data.byteLength ? data : new Uint8Array(data)
+                  : toBytes(data, data?.length);
+              if (typeof size === 'number' && size > 0) ext += size;
+            }
             continue;
           } else if (tag === 'BSONSymbol') {
             if (kw > 0) ops[opi++] = SYMBOL | kw;
@@ -1493,6 +1544,15 @@ function emptyDocument() {
 const EMPTY_DOCUMENT = new Uint8Array([5, 0, 0, 0, 0]);
 
 /** js-bson's `buffer.set(value)` of an array-like that is not a real typed array. */
+/** Copies the first `n` bytes of the Uint8Array `src` into `u8` at `at`. */
+function copyBytes(u8, at, src, n) {
+  if (n <= 32) {
+    for (let j = 0; j < n; j++) u8[at + j] = src[j];
+  } else {
+    u8.set(src.length === n && src.byteLength === n ? src : new Uint8Array(src.buffer, src.byteOffset, n), at);
+  }
+}
+
 function toBytes(value, size) {
   const n = typeof size === 'number' && size > 0 ? size : 0;
   const bytes = new Uint8Array(n);
