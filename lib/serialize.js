@@ -695,25 +695,34 @@ module.exports = function createSerializer(bson) {
                   }
                   const tag = value[bsonType];
                   if (tag !== 'ObjectId') {
-                    pre = PRE_TAG;
-                    preTag = tag;
-                    lane = 2;
-                    break;
-                  }
-                  const serializeInto = value.serializeInto; // read once, as js-bson's call does
-                  if (serializeInto === oidSerializeInto) {
-                    ops[opi++] = OID_INTS;
-                    const k = ni * 2;
-                    // js-bson's serializeInto reads each field three times (one per byte)
-                    i32[k] = oidInt(value.i0, value.i0, value.i0);
-                    i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
-                    i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
-                    i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
-                    ni += 2;
+                    if (tag === 'Long' || tag === 'Timestamp') {
+                      // the generic path's reads, in order: the tag again, then the two halves
+                      ops[opi++] = value[bsonType] === 'Long' ? INT64 : TIMESTAMP;
+                      i32[ni * 2] = value.getLowBits();
+                      i32[ni * 2 + 1] = value.getHighBits();
+                      ni++;
+                    } else {
+                      pre = PRE_TAG;
+                      preTag = tag;
+                      lane = 2;
+                      break;
+                    }
                   } else {
-                    ops[opi++] = OID;
-                    serializeInto.call(value, u8, bi);
-                    bi += 12;
+                    const serializeInto = value.serializeInto; // read once, as js-bson's call does
+                    if (serializeInto === oidSerializeInto) {
+                      ops[opi++] = OID_INTS;
+                      const k = ni * 2;
+                      // js-bson's serializeInto reads each field three times (one per byte)
+                      i32[k] = oidInt(value.i0, value.i0, value.i0);
+                      i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+                      i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+                      i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
+                      ni += 2;
+                    } else {
+                      ops[opi++] = OID;
+                      serializeInto.call(value, u8, bi);
+                      bi += 12;
+                    }
                   }
                 }
               } else {
