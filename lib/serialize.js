@@ -237,18 +237,22 @@ class Ctx {
     this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
   }
+  // (the byte sizes are kept as plain numbers: cheaper to test after every call than byteLength)
   setOps(buffer) {
     this.opsBuf = buffer;
     this.ops = new Int32Array(buffer);
+    this.opsSize = buffer.byteLength;
   }
   setNums(buffer) {
     this.numsBuf = buffer;
+    this.numsSize = buffer.byteLength;
     this.f64 = new Float64Array(buffer);
     this.i32 = new Int32Array(buffer);
     this.i64 = new BigInt64Array(buffer);
   }
   setBytes(buffer) {
     this.bytesBuf = buffer;
+    this.bytesSize = buffer.byteLength;
     this.u8 = new Uint8Array(buffer);
   }
   growOps() {
@@ -306,10 +310,10 @@ class Ctx {
     if (args.length > 65536) args.length = ARG0;
     else if (argc > ARG0) args.fill(undefined, ARG0, argc);
     // Tapes grown for a huge document go back to the default size.
-    if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
-    if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
+    if (this.opsSize > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
+    if (this.numsSize > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
     // (the bytes tape also holds binary data: kept up to js-bson's 17 MiB buffer size)
-    if (this.u8.byteLength > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
+    if (this.bytesSize > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
   }
 }
 
