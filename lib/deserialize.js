@@ -619,7 +619,7 @@ module.exports = function createDeserializer(bson) {
           if (bodyLen > 16384) stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
           else if (retainsInput) {
             const st = stack;
-            const n = Math.min(st.length, bodyLen + 1);
+            const n = st.length < bodyLen + 1 ? st.length : bodyLen + 1;
             for (let k = 0; k < n; k++) st[k] = undefined;
           }
           retainsInput = false;
