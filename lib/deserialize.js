@@ -3,6 +3,7 @@
 // deserializer.ts) and the tape builder. The Rust reader (core/src/decode.rs)
 // validates the whole document and writes a tape (ARCHITECTURE.md, "Decode
 // tape"); this file only follows it, so it never sees malformed input.
+const { Buffer } = require('node:buffer');
 const { addon, SLOT, ensureScratch, shrinkScratch } = require('./native');
 
 // ---------------------------------------------------------------------------
@@ -18,11 +19,16 @@ let ops;
 let f64;
 let i32;
 let i64;
+// byte lengths of the two scratch buffers (plain numbers: cheaper to test than byteLength)
+let opsBytes = 0;
+let numsBytes = 0;
 function refreshOps(bytes) {
   ops = new Uint32Array(ensureScratch(SLOT.decOps, bytes));
+  opsBytes = ops.byteLength;
 }
 function refreshNums(bytes) {
   const buffer = ensureScratch(SLOT.decNums, bytes);
+  numsBytes = buffer.byteLength;
   f64 = new Float64Array(buffer);
   i32 = new Int32Array(buffer);
   i64 = new BigInt64Array(buffer);
@@ -45,11 +51,16 @@ function sink() {
 // scratch buffers and sink before decoding; the addon then forgets what the
 // other copy was told.
 const self = {};
+// Which copy the addon currently serves: a plain object hung on the addon once
+// (the addon object itself has slow, dictionary-mode properties).
+if (addon.__bsonRsOwner === undefined) addon.__bsonRsOwner = { decoder: null };
+const owner = addon.__bsonRsOwner;
+const nativeDecode = addon.decode;
 function claimAddon() {
   addon.setScratch(SLOT.decOps, ops.buffer);
   addon.setScratch(SLOT.decNums, f64.buffer);
   addon.setSink(sink);
-  addon.__bsonRsDecoder = self;
+  owner.decoder = self;
 }
 claimAddon();
 
@@ -582,19 +593,19 @@ module.exports = function createDeserializer(bson) {
   }
 
   function run(buffer, index, flags, rawNames, utf8Names) {
-    if (addon.__bsonRsDecoder !== self) claimAddon();
+    if (owner.decoder !== self) claimAddon();
     for (;;) {
       stringCount = 0;
       const r =
         rawNames === null && utf8Names === null
-          ? addon.decode(buffer, index, flags)
-          : addon.decode(buffer, index, flags, rawNames, utf8Names);
-      if (typeof r === 'number') {
+          ? nativeDecode(buffer, index, flags)
+          : nativeDecode(buffer, index, flags, rawNames, utf8Names);
+      if (r === undefined || typeof r === 'number') {
         if (r === -1) {
           const needOps = ops[0];
           const needNums = ops[1];
-          if (needOps * 4 > ops.byteLength) refreshOps(needOps * 4);
-          if (needNums * 8 > f64.byteLength) refreshNums(needNums * 8);
+          if (needOps * 4 > opsBytes) refreshOps(needOps * 4);
+          if (needNums * 8 > numsBytes) refreshNums(needNums * 8);
           continue;
         }
         const bodyLen = ops[0];
@@ -605,14 +616,19 @@ module.exports = function createDeserializer(bson) {
           // Drop references to this document's values and strings.
           // Values of small documents are overwritten by the next decode;
           // views into the input (Binary, raw) and big documents are dropped now.
-          if (retainsInput || bodyLen > 16384) stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
+          if (bodyLen > 16384) stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
+          else if (retainsInput) {
+            const st = stack;
+            const n = st.length < bodyLen + 1 ? st.length : bodyLen + 1;
+            for (let k = 0; k < n; k++) st[k] = undefined;
+          }
           retainsInput = false;
           if (stringCount > 4096) strings = [];
-          if (ops.byteLength > SHRINK_ABOVE) {
+          if (opsBytes > SHRINK_ABOVE) {
             shrinkScratch(SLOT.decOps, MIN_OPS_BYTES);
             refreshOps(MIN_OPS_BYTES);
           }
-          if (f64.byteLength > SHRINK_ABOVE) {
+          if (numsBytes > SHRINK_ABOVE) {
             shrinkScratch(SLOT.decNums, MIN_NUMS_BYTES);
             refreshNums(MIN_NUMS_BYTES);
           }
@@ -695,8 +711,19 @@ module.exports = function createDeserializer(bson) {
     return run(buffer, index, flags, fieldsAsRaw === null ? null : rawNamesOf(fieldsAsRaw), utf8Names);
   }
 
-  function deserialize(buffer, options = {}) {
-    buffer = ByteUtils.toLocalBufferType(buffer);
+  // js-bson's toLocalBufferType returns a Node Buffer as it is (Buffer.isBuffer):
+  // that check is done inline when this ByteUtils is known to do so.
+  const passesBuffers = (() => {
+    try {
+      const b = Buffer.alloc(1);
+      return ByteUtils.toLocalBufferType(b) === b;
+    } catch {
+      return false;
+    }
+  })();
+
+  function deserialize(buffer, options = undefined) {
+    if (!(passesBuffers && buffer instanceof Buffer)) buffer = ByteUtils.toLocalBufferType(buffer);
     if (
       options === undefined ||
       (options !== null &&

@@ -33,6 +33,11 @@ const TRUE = 0x18;
 const SKIP = 0x20;
 const STRING_BYTES = 0x22;
 const OID_INTS = 0x23;
+const BINARY_BYTES = 0x24;
+// Binary data up to this size is copied into the bytes tape when the walk
+// reaches it (as js-bson does); larger data is passed by reference and read
+// by Rust after the walk (README: differences).
+const COPY_BINARY_MAX = 8192;
 const SHORT_STRING_BYTES = 48; // ASCII strings up to this length are written by the walk
 const MAXKEY = 0x7f;
 const MINKEY = 0xff;
@@ -226,23 +231,28 @@ class Ctx {
     this.opsLen = 0;
     this.argc = 3;
     this.bytesLen = 0;
+    this.extLen = 0;
     this.maxDepth = 0;
     this.frames = [];
     this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
   }
+  // (the byte sizes are kept as plain numbers: cheaper to test after every call than byteLength)
   setOps(buffer) {
     this.opsBuf = buffer;
     this.ops = new Int32Array(buffer);
+    this.opsSize = buffer.byteLength;
   }
   setNums(buffer) {
     this.numsBuf = buffer;
+    this.numsSize = buffer.byteLength;
     this.f64 = new Float64Array(buffer);
     this.i32 = new Int32Array(buffer);
     this.i64 = new BigInt64Array(buffer);
   }
   setBytes(buffer) {
     this.bytesBuf = buffer;
+    this.bytesSize = buffer.byteLength;
     this.u8 = new Uint8Array(buffer);
   }
   growOps() {
@@ -259,6 +269,14 @@ class Ctx {
     const old = this.u8;
     this.setBytes(new ArrayBuffer(old.byteLength * 2));
     this.u8.set(old);
+  }
+  /** Grows the bytes tape to hold at least `needed` bytes (keeping the first `used`). */
+  growBytesTo(needed, used) {
+    const old = this.u8;
+    let size = old.byteLength * 2;
+    while (size < needed) size *= 2;
+    this.setBytes(new ArrayBuffer(size));
+    if (used > 0) this.u8.set(old.subarray(0, used));
   }
   frame(d) {
     let f = this.frames[d];
@@ -292,9 +310,10 @@ class Ctx {
     if (args.length > 65536) args.length = ARG0;
     else if (argc > ARG0) args.fill(undefined, ARG0, argc);
     // Tapes grown for a huge document go back to the default size.
-    if (this.ops.byteLength > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
-    if (this.f64.byteLength > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
-    if (this.u8.byteLength > 16 * MIN_TAPE) this.setBytes(new ArrayBuffer(MIN_TAPE));
+    if (this.opsSize > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
+    if (this.numsSize > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
+    // (the bytes tape also holds binary data: kept up to js-bson's 17 MiB buffer size)
+    if (this.bytesSize > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
   }
 }
 
@@ -304,7 +323,7 @@ let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
 const ARG0 = 3; // args[0..2] = first, opsLen, outOffset
 
 /** Runs the native writer over ctx's tape; returns the document length (at lastBuf, lastOff). */
-function runNative(ctx, opsLen, argc, BSONError) {
+function runNative(ctx, opsLen, argc, BSONError, fresh) {
   register(SLOT.encOps, ctx.opsBuf);
   register(SLOT.encNums, ctx.numsBuf);
   register(SLOT.encBytes, ctx.bytesBuf);
@@ -313,12 +332,20 @@ function runNative(ctx, opsLen, argc, BSONError) {
   args[1] = opsLen;
   let target;
   let offset;
-  // A rough size from the tape (string args not counted) picks the buffer,
-  // so that a second (sizing) pass is rare.
-  const estimate = opsLen * 8 + ctx.bytesLen;
+  // A rough size from the tape (string and binary args counted by their
+  // length, a lower bound of their bytes) picks the buffer, so that a second
+  // (sizing) pass is rare.
+  const ext = ctx.extLen;
+  const estimate = opsLen * 8 + ctx.bytesLen + ext;
   if (estimate > POOL_DOC_MAX) {
-    ensureBig(estimate);
-    target = big;
+    if (fresh && ext + ctx.bytesLen >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+      // Mostly long strings / binaries / tape bytes: the estimate is close to the size, so
+      // the document is written into its own buffer and returned without a copy.
+      target = rawArrayBuffer(estimate + 256);
+    } else {
+      ensureBig(estimate);
+      target = big;
+    }
     offset = 0;
   } else {
     if (POOL_SIZE - poolPos < 2 * estimate + 256) newPool();
@@ -365,6 +392,8 @@ function runNative(ctx, opsLen, argc, BSONError) {
     if (needed <= POOL_DOC_MAX) {
       newPool();
       target = pool;
+    } else if (fresh && needed <= MAX_PRESIZE) {
+      target = rawArrayBuffer(needed);
     } else {
       ensureBig(needed);
       target = big;
@@ -482,6 +511,7 @@ module.exports = function createSerializer(bson) {
     let ni = 0;
     let bi = 0;
     let ai = ARG0;
+    let ext = 0; // a lower bound of the string and binary value bytes sent as args (sizes the output)
     let depth = 0;
     let maxDepth = 0;
     let toBSONChecked = false;
@@ -599,6 +629,7 @@ module.exports = function createSerializer(bson) {
                 } else {
                   ops[opi++] = STRING | kb;
                   args[ai++] = value;
+                  ext += n;
                 }
               }
               if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit || idx >= keys.length) break;
@@ -668,25 +699,34 @@ module.exports = function createSerializer(bson) {
                   }
                   const tag = value[bsonType];
                   if (tag !== 'ObjectId') {
-                    pre = PRE_TAG;
-                    preTag = tag;
-                    lane = 2;
-                    break;
-                  }
-                  const serializeInto = value.serializeInto; // read once, as js-bson's call does
-                  if (serializeInto === oidSerializeInto) {
-                    ops[opi++] = OID_INTS;
-                    const k = ni * 2;
-                    // js-bson's serializeInto reads each field three times (one per byte)
-                    i32[k] = oidInt(value.i0, value.i0, value.i0);
-                    i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
-                    i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
-                    i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
-                    ni += 2;
+                    if (tag === 'Long' || tag === 'Timestamp') {
+                      // the generic path's reads, in order: the tag again, then the two halves
+                      ops[opi++] = value[bsonType] === 'Long' ? INT64 : TIMESTAMP;
+                      i32[ni * 2] = value.getLowBits();
+                      i32[ni * 2 + 1] = value.getHighBits();
+                      ni++;
+                    } else {
+                      pre = PRE_TAG;
+                      preTag = tag;
+                      lane = 2;
+                      break;
+                    }
                   } else {
-                    ops[opi++] = OID;
-                    serializeInto.call(value, u8, bi);
-                    bi += 12;
+                    const serializeInto = value.serializeInto; // read once, as js-bson's call does
+                    if (serializeInto === oidSerializeInto) {
+                      ops[opi++] = OID_INTS;
+                      const k = ni * 2;
+                      // js-bson's serializeInto reads each field three times (one per byte)
+                      i32[k] = oidInt(value.i0, value.i0, value.i0);
+                      i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+                      i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+                      i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
+                      ni += 2;
+                    } else {
+                      ops[opi++] = OID;
+                      serializeInto.call(value, u8, bi);
+                      bi += 12;
+                    }
                   }
                 }
               } else {
@@ -707,6 +747,7 @@ module.exports = function createSerializer(bson) {
                 } else {
                   ops[opi++] = STRING;
                   args[ai++] = value;
+                  ext += n;
                 }
               }
               if (opi >= opsLimit || ni >= numsLimit || bi >= bytesLimit) break;
@@ -833,6 +874,7 @@ module.exports = function createSerializer(bson) {
             if (kw !== -1) args[ai++] = inlineKey(kw, key);
           }
           args[ai++] = value;
+          ext += n;
           continue;
         } else if (type === 'number') {
           if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
@@ -873,7 +915,20 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2] = size;
             i32[ni * 2 + 1] = 0;
             ni++;
-            args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+            if (size <= COPY_BINARY_MAX && ArrayBuffer.isView(value) && size <= value.byteLength) {
+              // copied now (js-bson copies at this point: a later getter's change is not seen)
+              ops[opi - 1] = (ops[opi - 1] & ~0xff) | BINARY_BYTES;
+              if (bi + size > bytesLimit) {
+                ctx.growBytesTo(bi + size + 64, bi);
+                u8 = ctx.u8;
+                bytesLimit = u8.length - 64;
+              }
+              copyBytes(u8, bi, value, size);
+              bi += size;
+            } else {
+              args[ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+              ext += size;
+            }
             continue;
           } else if (value instanceof RegExp || isRegExp(value)) {
             if (kw > 0) ops[opi++] = REGEX | kw;
@@ -1014,6 +1069,7 @@ module.exports = function createSerializer(bson) {
             args[ai++] = str(value.code.toString());
             continue;
           } else if (tag === 'Binary') {
+            const opOfBinary = opi;
             if (kw > 0) ops[opi++] = BINARY | kw;
             else {
               ops[opi++] = BINARY;
@@ -1030,7 +1086,32 @@ module.exports = function createSerializer(bson) {
             i32[ni * 2] = size;
             i32[ni * 2 + 1] = byteArray ? 2 : (subByte & 0xff) | 0x100;
             ni++;
-            args[ai++] = data instanceof Uint8Array ? data : toBytes(data, data?.length);
+            if (
+              data instanceof Uint8Array &&
+              ArrayBuffer.isView(data) &&
+              typeof size === 'number' &&
+              size >= 0 &&
+              size <= COPY_BINARY_MAX &&
+              (size | 0) === size &&
+              size <= data.byteLength
+            ) {
+              // copied now, as js-bson does (a later getter's change is not seen)
+              ops[opOfBinary] = (ops[opOfBinary] & ~0xff) | BINARY_BYTES;
+              if (bi + size > bytesLimit) {
+                ctx.growBytesTo(bi + size + 64, bi);
+                u8 = ctx.u8;
+                bytesLimit = u8.length - 64;
+              }
+              copyBytes(u8, bi, data, size);
+              bi += size;
+            } else {
+              // large data: by reference; position past the data (zeros follow) or unusual data: a copy
+              args[ai++] =
+                data instanceof Uint8Array
+                  ? size > COPY_BINARY_MAX && size <= data.byteLength ? data : new Uint8Array(data)
+                  : toBytes(data, data?.length);
+              if (typeof size === 'number' && size > 0) ext += size;
+            }
             continue;
           } else if (tag === 'BSONSymbol') {
             if (kw > 0) ops[opi++] = SYMBOL | kw;
@@ -1125,11 +1206,12 @@ module.exports = function createSerializer(bson) {
     }
     ctx.opsLen = opi;
     ctx.bytesLen = bi;
+    ctx.extLen = ext;
 
   }
 
   /** The whole serialize: walk, native write; returns the length in outBytes. */
-  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined) {
+  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
     const lvl = level;
     let ctx = contexts[lvl];
     if (ctx === undefined) {
@@ -1141,7 +1223,7 @@ module.exports = function createSerializer(bson) {
     ctx.argc = ARG0;
     try {
       walk(ctx, object, checkKeys, serializeFunctions, ignoreUndefined);
-      return runNative(ctx, ctx.opsLen, ctx.argc, BSONError);
+      return runNative(ctx, ctx.opsLen, ctx.argc, BSONError, fresh);
     } finally {
       level = lvl;
       ctx.release(ctx.maxDepth, ctx.argc);
@@ -1173,12 +1255,17 @@ module.exports = function createSerializer(bson) {
 
     if (object == null) return emptyDocument();
     checkRoot(object);
-    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true);
     if (lastBuf === pool) {
       // a view of the pool; the next document starts at the next 8-byte boundary
       const result = Buffer.from(pool, lastOff, n);
       poolPos = (lastOff + n + 7) & ~7;
       return result;
+    }
+    if (lastBuf !== big) {
+      // a buffer of its own (sized by the estimate): returned as a view if it is nearly full
+      const cap = lastBuf.byteLength;
+      if (n >= cap - (cap >> 3)) return Buffer.from(lastBuf, 0, n);
     }
     const result = Buffer.allocUnsafe(n);
     result.set(new Uint8Array(lastBuf, 0, n));
@@ -1360,64 +1447,62 @@ module.exports = function createSerializer(bson) {
         return 0;
       case 'boolean':
         return nameLength(st, name, isArray) + 1 + (1 + 1);
-      case 'object':
-        if (
-          value != null &&
-          typeof value._bsontype === 'string' &&
-          value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION
-        ) {
-          throw new BSONVersionError();
-        } else if (value == null || value._bsontype === 'MinKey' || value._bsontype === 'MaxKey') {
-          return nameLength(st, name, isArray) + 1 + 1;
-        } else if (value._bsontype === 'ObjectId') {
-          return nameLength(st, name, isArray) + 1 + (12 + 1);
-        } else if (value instanceof Date || isDate(value)) {
-          return nameLength(st, name, isArray) + 1 + (8 + 1);
-        } else if (
-          ArrayBuffer.isView(value) ||
-          value instanceof ArrayBuffer ||
-          isAnyArrayBuffer(value)
-        ) {
-          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
-        } else if (
-          value._bsontype === 'Long' ||
-          value._bsontype === 'Double' ||
-          value._bsontype === 'Timestamp'
-        ) {
-          return nameLength(st, name, isArray) + 1 + (8 + 1);
-        } else if (value._bsontype === 'Decimal128') {
-          return nameLength(st, name, isArray) + 1 + (16 + 1);
-        } else if (value._bsontype === 'Int32') {
-          return nameLength(st, name, isArray) + 1 + (4 + 1);
-        } else if (value._bsontype === 'Code') {
-          if (value.scope != null && typeof value.scope === 'object') {
-            if (onCalcPath(st, value.scope)) {
-              throw new BSONError('Cannot convert circular structure to BSON');
+      case 'object': {
+        if (value === null) return nameLength(st, name, isArray) + 1 + 1;
+        // Fast path (a documented difference): `_bsontype` is read once and the
+        // value dispatched on it, instead of js-bson's chain that reads it up to
+        // 14 times and probes Date / ArrayBuffer before the BSON tags. Sizes and
+        // errors are the same for every real value.
+        const tag = value._bsontype;
+        if (typeof tag === 'string') {
+          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+          switch (tag) {
+            case 'ObjectId':
+              return nameLength(st, name, isArray) + 1 + (12 + 1);
+            case 'Long':
+            case 'Double':
+            case 'Timestamp':
+              return nameLength(st, name, isArray) + 1 + (8 + 1);
+            case 'Decimal128':
+              return nameLength(st, name, isArray) + 1 + (16 + 1);
+            case 'Int32':
+              return nameLength(st, name, isArray) + 1 + (4 + 1);
+            case 'MinKey':
+            case 'MaxKey':
+              return nameLength(st, name, isArray) + 1 + 1;
+            case 'Binary':
+              if (value.sub_type === SUBTYPE_BYTE_ARRAY) {
+                return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1 + 4);
+              }
+              return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1);
+            case 'Code':
+              if (value.scope != null && typeof value.scope === 'object') {
+                if (onCalcPath(st, value.scope)) {
+                  throw new BSONError('Cannot convert circular structure to BSON');
+                }
+                objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
+                return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
+              }
+              return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+            case 'BSONSymbol':
+              return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
+            case 'DBRef': {
+              const orderedValues = Object.assign({ $ref: value.collection, $id: value.oid }, value.fields);
+              if (value.db != null) {
+                orderedValues['$db'] = value.db;
+              }
+              objectStack.push(orderedValues, 1);
+              return nameLength(st, name, isArray) + 1 + 1;
             }
-            objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
-            return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
-          } else {
-            return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+            case 'BSONRegExp':
+              if (value instanceof RegExp || isRegExp(value)) break; // js-bson tests RegExp first
+              return nameLength(st, name, isArray) + 1 + 1 + byteLength(value.pattern) + 1 + byteLength(value.options) + 1;
           }
-        } else if (value._bsontype === 'Binary') {
-          const binary = value;
-          if (binary.sub_type === SUBTYPE_BYTE_ARRAY) {
-            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1 + 4);
-          } else {
-            return nameLength(st, name, isArray) + 1 + (binary.position + 1 + 4 + 1);
-          }
-        } else if (value._bsontype === 'BSONSymbol') {
-          return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
-        } else if (value._bsontype === 'DBRef') {
-          const orderedValues = Object.assign(
-            { $ref: value.collection, $id: value.oid },
-            value.fields
-          );
-          if (value.db != null) {
-            orderedValues['$db'] = value.db;
-          }
-          objectStack.push(orderedValues, 1);
-          return nameLength(st, name, isArray) + 1 + 1;
+        }
+        if (value instanceof Date || isDate(value)) {
+          return nameLength(st, name, isArray) + 1 + (8 + 1);
+        } else if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || isAnyArrayBuffer(value)) {
+          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
         } else if (value instanceof RegExp || isRegExp(value)) {
           return (
             nameLength(st, name, isArray) +
@@ -1430,16 +1515,6 @@ module.exports = function createSerializer(bson) {
             (value.multiline ? 1 : 0) +
             1
           );
-        } else if (value._bsontype === 'BSONRegExp') {
-          return (
-            nameLength(st, name, isArray) +
-            1 +
-            1 +
-            byteLength(value.pattern) +
-            1 +
-            byteLength(value.options) +
-            1
-          );
         } else {
           if (onCalcPath(st, value)) {
             throw new BSONError('Cannot convert circular structure to BSON');
@@ -1447,6 +1522,7 @@ module.exports = function createSerializer(bson) {
           objectStack.push(value, ignoreUndefined ? 1 : 0);
           return nameLength(st, name, isArray) + 1 + 1;
         }
+      }
       case 'function':
         if (serializeFunctions) {
           return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.toString()) + 1;
@@ -1481,6 +1557,15 @@ function emptyDocument() {
 const EMPTY_DOCUMENT = new Uint8Array([5, 0, 0, 0, 0]);
 
 /** js-bson's `buffer.set(value)` of an array-like that is not a real typed array. */
+/** Copies the first `n` bytes of the Uint8Array `src` into `u8` at `at`. */
+function copyBytes(u8, at, src, n) {
+  if (n <= 32) {
+    for (let j = 0; j < n; j++) u8[at + j] = src[j];
+  } else {
+    u8.set(src.length === n && src.byteLength === n ? src : new Uint8Array(src.buffer, src.byteOffset, n), at);
+  }
+}
+
 function toBytes(value, size) {
   const n = typeof size === 'number' && size > 0 ? size : 0;
   const bytes = new Uint8Array(n);

@@ -8,7 +8,7 @@ use bson_rs_core::decode::{DecodeCache, DecodeError, Outcome, Request, Span, SPA
 use bson_rs_core::utf8;
 use napi::sys;
 
-use crate::napi_util::{check_msg, guard, Args};
+use crate::napi_util::{check_msg, guard, undefined, Args};
 use crate::state::{EnvState, DEC_NUMS, DEC_OPS};
 
 /// Strings per sink call.
@@ -255,7 +255,9 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
       Outcome::Done(n) => {
         deliver(env, *sink, decoder, input, false)?;
         decoder.cache.commit();
-        number(env, n as f64)
+        // The tape lengths are in decOps[0..2]: success is `undefined` (cheaper than a number).
+        let _ = n;
+        Ok(undefined(env))
       }
       Outcome::NeedSpace { .. } => number(env, -1.0),
       Outcome::Error(DecodeError::Bson(m)) => {

@@ -580,6 +580,28 @@ describe('re-entrancy and unusual buffers', () => {
     sameCodec('array shrinking under the codec', makeArr);
   });
 
+  it('binary data over 8 KiB mutated by a later getter: written as it is at the end of the walk (documented difference)', () => {
+    // bson-rs copies Buffer / Binary data of at most 8 KiB when the walk reaches
+    // it (like js-bson); larger data is read by reference when the document is
+    // written, after the walk (README, differences).
+    for (const n of [8192, 8193, 1 << 20]) {
+      const make = () => {
+        const buf = Buffer.alloc(n, 0x61);
+        const bin = new js.Binary(Buffer.alloc(n, 0x62), 0x80);
+        return { buf, bin, get later() { buf.fill(0x7a); bin.buffer.fill(0x7a); return 1; } };
+      };
+      const actual = rs.serialize(make());
+      const small = n <= 8192;
+      const expected = js.serialize({
+        buf: Buffer.alloc(n, small ? 0x61 : 0x7a),
+        bin: new js.Binary(Buffer.alloc(n, small ? 0x62 : 0x7a), 0x80),
+        later: 1
+      });
+      assert.ok(Buffer.from(actual).equals(Buffer.from(expected)), `n = ${n}`);
+      if (small) assert.ok(Buffer.from(actual).equals(Buffer.from(js.serialize(make()))), `n = ${n}: as js-bson`);
+    }
+  });
+
   it('values mutated by a later getter during serialization are written as they were when reached (like js-bson)', () => {
     sameCodec('mutated Buffer', () => {
       const buf = Buffer.from('abcdef');

@@ -44,6 +44,7 @@ pub mod op {
   pub const SKIP: u32 = 0x20;
   pub const STRING_BYTES: u32 = 0x22;
   pub const OID_INTS: u32 = 0x23;
+  pub const BINARY_BYTES: u32 = 0x24;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -618,6 +619,24 @@ impl Encoder {
             rest -= n;
           }
         }
+        K_BINB => {
+          // as K_BINARY, with all `len` data bytes in the bytes tape
+          let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
+          let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
+          let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
+          let size = if subtype == 2 { len + 4 } else { len };
+          if size > MAX_DOCUMENT_SIZE {
+            return Err(too_large());
+          }
+          let src = bytes.get(bi..bi.saturating_add(len)).ok_or_else(|| bad("binary bytes past the end"))?;
+          bi += len;
+          out.put((size as i32).to_le_bytes());
+          out.byte(subtype as u8);
+          if subtype == 2 {
+            out.put((len as i32).to_le_bytes());
+          }
+          out.put_slice(src);
+        }
         K_DOC => {
           let start = out.pos;
           out.put([0; 4]);
@@ -862,6 +881,7 @@ const K_DOC: u8 = 14;
 const K_CWS: u8 = 15;
 const K_STRB: u8 = 16;
 const K_OIDI: u8 = 17;
+const K_BINB: u8 = 18;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -896,6 +916,7 @@ static OPS: [OpInfo; 256] = {
   t[op::DOC as usize] = info(K_DOC, 0x03, 0, false);
   t[op::ARRAY as usize] = info(K_DOC, 0x04, 0, false);
   t[op::BINARY as usize] = info(K_BINARY, 0x05, 1, true);
+  t[op::BINARY_BYTES as usize] = info(K_BINB, 0x05, 0, true);
   t[op::OID as usize] = info(K_OID, 0x07, 0, false);
   t[op::OID_INTS as usize] = info(K_OIDI, 0x07, 0, false);
   t[op::FALSE as usize] = info(K_FALSE, 0x08, 0, false);
@@ -1195,7 +1216,7 @@ mod tests {
     };
     let mut e = Encoder::new();
     e.define_key(0, b"k").unwrap();
-    let codes = [0u32, 0x22, 0x23, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
+    let codes = [0u32, 0x22, 0x23, 0x24, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
     for _ in 0..5_000 {
       let n = (next() % 12) as usize;
       let ops: Vec<u32> = (0..n).map(|_| codes[(next() % codes.len() as u64) as usize] | ((next() % 3) as u32) << 8).collect();
