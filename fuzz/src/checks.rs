@@ -880,8 +880,10 @@ fn split(r: &mut Input, args: &[OwnedArg]) -> Vec<Vec<OwnedArg>> {
   let mode = r.u8();
   loop {
     let n = match mode % 4 {
+      _ if chunks.len() >= 32 || r.done() => args.len(),
       0 => args.len(),
       1 => 1,
+      // empty chunks too (they must just give NeedMore again)
       _ => (r.u8() % 6) as usize,
     };
     let end = (i + n).min(args.len());
