@@ -42,7 +42,7 @@ fn decode_inputs() {
 fn decode_tape_walk_inputs() {
   // The decode inputs too: same format, stricter checks.
   replay("decode", |d| checks::decode(d, true));
-  replay("decode_tape_walk", |d| checks::decode(d, true));
+  replay("decode_tape_walk", |d| checks::decode(d, true)); // regressions only: the corpus is shared
 }
 
 #[test]
