@@ -240,6 +240,11 @@ pub struct DecodeCache {
   vcache: Vec<VSlot>,
   pending_strs: Vec<u32>,
   decodes_since_reset: u32,
+  /// The last decode returned `NeedSpace`: the next one is its retry.
+  retrying: bool,
+  /// Objects of the current decode written generically whose key sequence
+  /// may get a factory on the next decode (see `decode`, NeedSpace).
+  promotable: usize,
 }
 
 /// Decodes between two resets of full key/shape caches (so a steady stream
@@ -438,6 +443,8 @@ impl DecodeCache {
       vcache: vec![VSlot { bytes: [0; VCACHE_MAX_LEN], len: 0, used: false, known: false, epoch: 0 }; VCACHE_SLOTS],
       pending_strs: Vec::new(),
       decodes_since_reset: 0,
+      retrying: false,
+      promotable: 0,
     }
   }
 
@@ -462,7 +469,9 @@ impl DecodeCache {
   /// Decodes one document into `ops` / `nums`.
   pub fn decode(&mut self, req: &Request, ops: &mut [u32], nums: &mut [u64]) -> Outcome {
     self.decodes_since_reset = self.decodes_since_reset.saturating_add(1);
-    if (self.keys.is_full() || self.shapes.is_full()) && self.decodes_since_reset >= RESET_INTERVAL {
+    // Never between a NeedSpace and its retry: new ids would change the tape size.
+    let retrying = std::mem::take(&mut self.retrying);
+    if (self.keys.is_full() || self.shapes.is_full()) && self.decodes_since_reset >= RESET_INTERVAL && !retrying {
       // Ids start over; JS overwrites its tables as they are defined again.
       self.keys = Keys::new();
       self.shapes = Shapes::new();
@@ -501,6 +510,7 @@ impl DecodeCache {
     self.pending_shapes.clear();
     self.regex_spans.clear();
     self.pending_strs.clear();
+    self.promotable = 0;
 
     let mut tape = Tape { ops, w: 2, nums, n: 0, run_at: usize::MAX, run_len: 0, run_ints: 0 };
     if let Err(e) = self.run(req, &mut tape) {
@@ -511,10 +521,16 @@ impl DecodeCache {
     let needed_nums = tape.n;
     let ops = tape.ops;
     if total > ops.len() || needed_nums > tape.nums.len() || total > u32::MAX as usize {
+      // The retry counts each object once more, so a key sequence may get its
+      // factory then: OBJ_GENERIC (2 + n words) becomes OBJ (1) + DEF_SHAPE
+      // (2 + n), one word more. Ask for that too, so that one retry always
+      // suffices (found by fuzz/ decode: a second NeedSpace).
+      let total = total.saturating_add(self.promotable);
       if ops.len() >= 2 {
         ops[0] = total.min(u32::MAX as usize) as u32;
         ops[1] = needed_nums.min(u32::MAX as usize) as u32;
       }
+      self.retrying = true;
       return Outcome::NeedSpace { ops: total, nums: needed_nums };
     }
     ops[tape.w..total].copy_from_slice(&self.defs);
@@ -574,10 +590,11 @@ impl DecodeCache {
       regex_spans,
       vcache,
       pending_strs,
+      promotable,
       ..
     } = self;
     let epoch = *epoch;
-    let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes, vcache, pending_strs };
+    let mut defs = Defs { keys, shapes, epoch, def_spans, defs, pending_keys, pending_shapes, vcache, pending_strs, promotable };
 
     let buf = req.input;
     let len = buf.len() as i64;
@@ -1052,6 +1069,7 @@ struct Defs<'c> {
   pending_shapes: &'c mut Vec<u32>,
   vcache: &'c mut Vec<VSlot>,
   pending_strs: &'c mut Vec<u32>,
+  promotable: &'c mut usize,
 }
 
 impl Defs<'_> {
@@ -1168,6 +1186,9 @@ impl Defs<'_> {
         t.op(if dbref { op::OBJ_DBREF } else { op::OBJ } | sid << 8);
         return;
       }
+    }
+    if f.node != NONE {
+      *self.promotable += 1;
     }
     t.op(if dbref { op::OBJ_GENERIC_DBREF } else { op::OBJ_GENERIC });
     t.op(ks.len() as u32);

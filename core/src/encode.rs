@@ -608,12 +608,12 @@ impl Encoder {
           out.put_slice(&data[..copied]);
           // Like js-bson, bytes past the data (position > buffer length) are zeros.
           let mut rest = len - copied;
-          if out.overflow {
-            // counting only: no need to walk the zeros
-            out.pos = out.pos.saturating_add(rest);
-            rest = 0;
-          }
           while rest > 0 {
+            if out.overflow {
+              // counting only (also once the zeros ran past the output): no need to walk them
+              out.pos = out.pos.saturating_add(rest);
+              break;
+            }
             let n = rest.min(64);
             out.put_slice(&[0u8; 64][..n]);
             rest -= n;

@@ -526,3 +526,32 @@ fn speed_ints() {
   }
   eprintln!("int32x1000: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
 }
+
+/// Found by `fuzz/` (decode): the retry after `NeedSpace` counts the document's
+/// key sequence once more, so it can get its factory then and need one word
+/// more than the first attempt asked for. One retry must always suffice.
+#[test]
+fn one_retry_after_need_space_suffices() {
+  for n in [1usize, 2, 5, 40] {
+    let elems: Vec<(u8, String, Vec<u8>)> = (0..n).map(|i| (0x08u8, format!("k{i}"), vec![0u8])).collect();
+    let refs: Vec<(u8, &str, Vec<u8>)> = elems.iter().map(|(t, k, v)| (*t, k.as_str(), v.clone())).collect();
+    let input = doc(&refs);
+    let mut cache = DecodeCache::new();
+    for round in 0..4 {
+      for flags in [0, DEFAULT] {
+        let req = Request { input: &input, index: 0, flags, raw_names: None, utf8_names: &[] };
+        let mut ops = vec![0u32; 1];
+        let mut nums = vec![0u64; 0];
+        let out = cache.decode(&req, &mut ops, &mut nums);
+        let Outcome::NeedSpace { ops: o, nums: m } = out else { panic!("{out:?}") };
+        let mut ops = vec![0u32; o];
+        let mut nums = vec![0u64; m];
+        let out = cache.decode(&req, &mut ops, &mut nums);
+        assert!(matches!(out, Outcome::Done(_)), "n {n} round {round} flags {flags}: {out:?}");
+        if round % 2 == 1 {
+          cache.commit();
+        }
+      }
+    }
+  }
+}
