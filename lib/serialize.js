@@ -336,7 +336,9 @@ function runNative(ctx, opsLen, argc, BSONError, fresh) {
   // length, a lower bound of their bytes) picks the buffer, so that a second
   // (sizing) pass is rare.
   const ext = ctx.extLen;
-  const estimate = opsLen * 8 + ctx.bytesLen + ext;
+  let estimate = opsLen * 8 + ctx.bytesLen + ext;
+  // (past MAX_PRESIZE, or not a number for odd Binary positions: sized by Rust's count instead)
+  if (!(estimate <= MAX_PRESIZE)) estimate = opsLen * 8 + ctx.bytesLen;
   if (estimate > POOL_DOC_MAX) {
     if (fresh && ext + ctx.bytesLen >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
       // Mostly long strings / binaries / tape bytes: the estimate is close to the size, so
@@ -1110,7 +1112,7 @@ module.exports = function createSerializer(bson) {
                 data instanceof Uint8Array
                   ? size > COPY_BINARY_MAX && size <= data.byteLength ? data : new Uint8Array(data)
                   : toBytes(data, data?.length);
-              if (typeof size === 'number' && size > 0) ext += size;
+              if (typeof size === 'number' && size > 0) ext += Math.floor(size);
             }
             continue;
           } else if (tag === 'BSONSymbol') {
