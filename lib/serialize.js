@@ -837,7 +837,14 @@ module.exports = function createSerializer(bson) {
           if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck);
           kw = entry & K_REF;
         } else {
-          kw = -2;
+          // js-bson writes a key object such as a String of ≤ 25 ASCII units
+          // (its latin fast path) and throws for any other non-string key.
+          const latin = basicLatinKey(key);
+          if (latin === null) kw = -2;
+          else {
+            key = latin;
+            kw = 0;
+          }
         }
 
         const type = typeof value;
@@ -1582,6 +1589,25 @@ function oidInt(a, b, c) {
 
 function notAString() {
   return new TypeError('argument must be a string');
+}
+
+/**
+ * What js-bson's `tryWriteBasicLatin` makes of a non-string key: the key's
+ * characters if it is string-like with at most 25 units all below 128, else
+ * null (js-bson then throws `argument must be a string`).
+ */
+function basicLatinKey(key) {
+  if (key === null || typeof key !== 'object' || typeof key.charCodeAt !== 'function') return null;
+  const n = key.length;
+  if (n === 0) return '';
+  if (!(n <= 25)) return null;
+  let out = '';
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (!(c <= 127)) return null;
+    out += String.fromCharCode(c);
+  }
+  return out;
 }
 
 /** An inline key (kw 0), or js-bson's TypeError for a non-string Map key (kw -2). */

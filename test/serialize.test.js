@@ -230,6 +230,10 @@ test('Maps: order, nesting, non-string keys', () => {
   same({ m: new Map([[1, undefined]]) }); // skipped before the key is written
   same({ m: new Map([[{}, Symbol('v')]]) });
   same({ m: new Map() });
+  // String objects: js-bson writes ≤ 25 ASCII units (its latin fast path), throws otherwise
+  for (const key of ['a', '', 'a.b', '$x', 'x'.repeat(25), 'x'.repeat(26), 'é']) {
+    same({ m: new Map([[new String(key), 1]]) }, { checkKeys: true });
+  }
 });
 
 test('typed arrays, ArrayBuffer, DataView, Buffer views with offsets', () => {
