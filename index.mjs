@@ -5,6 +5,7 @@ import codecModule from './lib/codec.js';
 export * from 'bson';
 
 const codec = codecModule.createCodec(bson);
+export const BSON = codecModule.bsonNamespace(bson, codec);
 export const {
   serialize,
   serializeWithBufferAndIndex,
@@ -13,9 +14,3 @@ export const {
   calculateObjectSize,
   setInternalBufferSize
 } = codec;
-
-const api = Object.create(null);
-for (const name of Object.keys(bson)) {
-  if (name !== 'BSON') api[name] = Object.prototype.hasOwnProperty.call(codec, name) ? codec[name] : bson[name];
-}
-export const BSON = Object.freeze(api);

@@ -25,4 +25,17 @@ function createCodec(bson) {
   return codec;
 }
 
-module.exports = { createCodec };
+/**
+ * js-bson's `BSON` namespace for a codec: a frozen, null-prototype object with
+ * every export of `bson` but `BSON` itself, the codec functions replaced.
+ */
+function bsonNamespace(bson, codec) {
+  const namespace = Object.create(null);
+  for (const name of Object.keys(bson)) {
+    if (name === 'BSON') continue;
+    namespace[name] = Object.prototype.hasOwnProperty.call(codec, name) ? codec[name] : bson[name];
+  }
+  return Object.freeze(namespace);
+}
+
+module.exports = { createCodec, bsonNamespace };
