@@ -229,18 +229,3 @@ fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_valu
   })
 }
 
-/// `utf8Length(...strings)`: sum of the UTF-8 byte lengths.
-pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-  guard(env, || {
-    let state = read_args_into_state(env, info)?;
-    let mut total = 0f64;
-    for &v in &state.enc_args {
-      total += utf8_len(env, v)? as f64;
-    }
-    if state.enc_args.capacity() > 65_536 {
-      state.enc_args = Vec::new();
-    }
-    Ok(number(env, total))
-  })
-}
-

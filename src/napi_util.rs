@@ -111,31 +111,6 @@ impl<const N: usize> Args<N> {
   }
 }
 
-/// All arguments of a variadic call (strings chunks), read with one napi call.
-pub fn read_all_args(
-  env: sys::napi_env,
-  info: sys::napi_callback_info,
-  into: &mut Vec<sys::napi_value>,
-) -> Result<*mut std::ffi::c_void, String> {
-  let mut argc = 0usize;
-  let mut data = std::ptr::null_mut();
-  // SAFETY: first call only asks for the count.
-  check_msg(
-    unsafe { sys::napi_get_cb_info(env, info, &mut argc, std::ptr::null_mut(), std::ptr::null_mut(), &mut data) },
-    "napi_get_cb_info failed",
-  )?;
-  into.clear();
-  into.resize(argc, std::ptr::null_mut());
-  let mut got = argc;
-  // SAFETY: `into` has room for argc values.
-  check_msg(
-    unsafe { sys::napi_get_cb_info(env, info, &mut got, into.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut()) },
-    "napi_get_cb_info failed",
-  )?;
-  into.truncate(got.min(argc));
-  Ok(data)
-}
-
 pub fn state_from(data: *mut std::ffi::c_void) -> &'static mut EnvState {
   // SAFETY: see `Args::state`.
   unsafe { &mut *data.cast::<EnvState>() }

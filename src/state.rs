@@ -8,10 +8,7 @@ use crate::napi_util::check_msg;
 pub const SCRATCH_SLOTS: usize = 6;
 pub const DEC_OPS: usize = 0;
 pub const DEC_NUMS: usize = 1;
-pub const ENC_OPS: usize = 2;
-pub const ENC_NUMS: usize = 3;
-pub const ENC_BYTES: usize = 4;
-pub const ENC_OUT: usize = 5;
+// Slots 2..=5 (encOps, encNums, encBytes, encOut) are taken apart by position in src/encode.rs.
 
 /// A JS-owned ArrayBuffer that native code reads or writes during a call.
 pub struct Scratch {
@@ -58,7 +55,7 @@ pub struct EnvState {
   pub sink: sys::napi_ref,
   pub decoder: crate::decode::DecodeState,
   pub encoder: bson_rs_core::encode::Encoder,
-  /// Reusable argument vector of `encode` / `utf8Length` calls.
+  /// Reusable argument vector of `encode` calls.
   pub enc_args: Vec<sys::napi_value>,
 }
 
