@@ -57,3 +57,39 @@ describe('memory', () => {
     assert.ok(after.external <= before.external * 1.1 + SLACK, `external memory grew from ${mib(before.external)} to ${mib(after.external)}`);
   });
 });
+
+// Keys are untrusted input: a stream of documents whose keys are always new
+// must not grow the key/shape caches (native or JS) without limit.
+const NEW_KEYS_CHILD = `
+  const rs = require(${JSON.stringify(ROOT)});
+  const doc = i => ({ ['key_' + i]: i, ['other_' + i]: 'v' + (i & 7), nested: { ['in_' + i]: true } });
+  const run = (from, to) => {
+    for (let i = from; i < to; i++) {
+      const d = doc(i);
+      const b = rs.serialize(d);
+      rs.deserialize(b);
+      rs.deserialize(b); // a second sighting: the shape becomes a factory candidate
+      rs.calculateObjectSize(d);
+    }
+  };
+  const settle = () => { for (let k = 0; k < 4; k++) global.gc(); };
+  run(0, 160000); // caches full and at their steady state (measured: the heap stops growing by here)
+  settle();
+  const before = process.memoryUsage();
+  run(160000, 240000);
+  settle();
+  const after = process.memoryUsage();
+  console.log(JSON.stringify({ before, after }));
+`;
+
+describe('memory with ever-new keys', () => {
+  it('80,000 documents of new keys after the caches are full do not grow RSS or the heap (10% + 8 MiB)', t => {
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', NEW_KEYS_CHILD], { encoding: 'utf8', timeout: 180000 });
+    assert.strictEqual(r.status, 0, r.stderr);
+    const { before, after } = JSON.parse(r.stdout.trim().split('\n').pop());
+    const mib = n => `${(n / 1048576).toFixed(1)} MiB`;
+    t.diagnostic(`rss ${mib(before.rss)} -> ${mib(after.rss)}, heapUsed ${mib(before.heapUsed)} -> ${mib(after.heapUsed)}`);
+    assert.ok(after.rss <= before.rss * 1.1 + SLACK, `RSS grew from ${mib(before.rss)} to ${mib(after.rss)}`);
+    assert.ok(after.heapUsed <= before.heapUsed * 1.1 + SLACK, `heapUsed grew from ${mib(before.heapUsed)} to ${mib(after.heapUsed)}`);
+  });
+});
