@@ -84,7 +84,9 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
       '`calculateObjectSize`, `deserialize` results equal as canonical Extended JSON and in classes and key order) and ' +
       `leaves out any document where they do not. Each sampler is warmed up (JIT) first. Then, for ${report.settings.rounds} ` +
       'rounds, each document × operation starts from a full GC and alternates short samples of the two libraries ' +
-      `(~${report.settings.sampleMs} ms of back-to-back calls each, alternating which goes first) until each has had ` +
+      `(~${report.settings.sampleMs} ms of back-to-back calls each, timed by ` +
+      `[mitata](https://github.com/evanwashere/mitata)${report.libraries.mitata ? ` ${report.libraries.mitata}` : ''}'s ` +
+      '`measure()`, median batch; alternating which goes first) until each has had ' +
       `${report.settings.timeMs} ms. The speed-up of a round is the median of the per-pair ratios js-bson time / bson-rs ` +
       'time; the tables give its median over rounds, and the geometric mean over documents (ops/s and MB/s: median over ' +
       'the quieter half of the rounds, the same rounds for both libraries). Fine ' +

@@ -3,19 +3,22 @@
 // npm run bench: js-bson vs bson-rs, same process, interleaved.
 //
 // For R rounds, for every document and operation, js-bson and bson-rs are
-// sampled alternately: a ~1 ms sample of one, then of the other (which goes
-// first alternates), until each has had BENCH_TIME. Per round: each library's
-// median time per call, and the median of the per-pair ratios js-bson time /
-// bson-rs time. The report gives medians over rounds. On a shared, noisy
-// machine a burst of load hits neighbouring samples of both libraries alike,
-// and the medians drop the samples it hit hardest. (mitata's measure() was
-// tried first: it times one function for a whole budget, so a burst lands on
-// one library only; with identical code it gave per-round ratios of 0.14-4.8.)
+// sampled alternately: a short sample of one, then of the other (which goes
+// first alternates), until each has had BENCH_TIME. Each sample is one call of
+// mitata's measure() (mitata 1.x) with a short CPU-time budget (BENCH_SAMPLE,
+// 4 ms) and no gc; its value is mitata's median batch (p50, ns per call). Per
+// round: each library's median time per call, and the median of the per-pair
+// ratios js-bson time / bson-rs time. The report gives medians over rounds. On
+// a shared, noisy machine a burst of load hits neighbouring samples of both
+// libraries alike, and the medians drop the samples it hit hardest. (One
+// measure() per library with a long budget is not interleaved: a burst lands
+// on one library only; with identical code it gave per-round ratios of
+// 0.14-4.8.)
 //
 // Environment knobs:
 //   BENCH_ROUNDS  rounds (default 9)
-//   BENCH_TIME    time per library, document, operation and round, ms (default 80; "0.1s" works too)
-//   BENCH_SAMPLE  length of one sample, ms (default 1)
+//   BENCH_TIME    timed CPU time per library, document, operation and round, ms (default 40; "0.1s" works too)
+//   BENCH_SAMPLE  length of one sample (mitata measure() min_cpu_time), ms (default 4)
 //   BENCH_FILTER  regular expression selecting documents by name
 //   BENCH_OPS     regular expression selecting operations
 //   BENCH_MEMORY  0 skips the peak-RSS child processes
@@ -39,7 +42,7 @@ const { performance } = require('node:perf_hooks');
 const bson = require('bson');
 const { buildDocuments } = require('./documents');
 const { verifyDocument } = require('./verify');
-const { OPERATIONS, MEMORY_MIB, makeSampler } = require('./workload');
+const { OPERATIONS, MEMORY_MIB, makeCall } = require('./workload');
 
 // BENCH_AA=1: an A/A run, js-bson against itself in the bson-rs slot, to see
 // the harness's noise floor on this machine (ratios should be 1.00 +- a few %).
@@ -74,8 +77,8 @@ function parseTime(text, fallbackMs) {
 const env = process.env;
 const SETTINGS = {
   rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || '9', 10)),
-  timeMs: parseTime(env.BENCH_TIME, 80),
-  sampleMs: parseTime(env.BENCH_SAMPLE, 1),
+  timeMs: parseTime(env.BENCH_TIME, 40),
+  sampleMs: parseTime(env.BENCH_SAMPLE, 4),
   filter: env.BENCH_FILTER || null,
   ops: env.BENCH_OPS || null,
   memory: env.BENCH_MEMORY !== '0',
@@ -158,47 +161,113 @@ function isPlaceholder() {
 }
 
 // ---------- timing ----------
-/** Runs the sampler for about `ms` (JIT warm-up); returns ns per call of the last (warmest) batch. */
-function warmUp(sampler, ms) {
-  const end = performance.now() + ms;
-  let n = 1;
-  let perCall = sampler(1);
-  while (performance.now() < end) {
-    const ns = sampler(n);
-    perCall = ns / n;
-    if (ns < (ms * 1e6) / 8) n *= 2;
-  }
-  return perCall;
+// Every sample is timed by mitata's low-level measure() (mitata 1.x, ESM,
+// loaded in main()). One measure() call is one short sample: mitata's own
+// inner loop runs batches of back-to-back calls for about SETTINGS.sampleMs of
+// timed CPU time; the sample's value is its median batch, ns per call
+// (stats.p50; more robust to a burst inside the sample than stats.avg: in A/A
+// runs p50 kept every ratio within 0.99-1.03, avg within 0.98-1.03).
+// Each measure() call costs ~10-20 ms of wall time outside the timed loop on
+// this machine (mostly allocating its 2^20-entry samples array), which is why
+// samples are 4 ms rather than the 1 ms of the earlier hand-written loop:
+// 1 ms samples would spend >90 % of the run in that overhead for little gain
+// in interleaving (pairs are ~30 ms apart either way).
+let mitata = null;
+async function loadMitata() {
+  mitata = await import('mitata');
+}
+
+let loopId = 0;
+/**
+ * measure() options for one (library, document, operation), given its
+ * estimated ns per call. No gc (run.js does one gc() per document x operation
+ * and round), no inner gc. warmup_samples: mitata makes one untimed call first,
+ * and one more warm-up call lets it switch to batch mode (a batch of
+ * batch_samples calls per timed sample) when a call takes <= 65 us; calls
+ * slower than that are timed one by one. batch_samples is calibrated so that a
+ * batch takes about a sixteenth of the sample (at least 4 calls). min_samples 1 and min_cpu_time =
+ * the sample length: mitata stops after the first timed batch past it.
+ * max_samples is never reached; it is a per-sampler number only so that the
+ * source of mitata's compiled loop differs per sampler (V8 caches functions
+ * compiled from identical source, feedback included) and its call site
+ * `$fn()` stays monomorphic, as in a hand-written loop per sampler.
+ */
+function mitataOptions(nsPerCall, sampleMs) {
+  const sampleNs = sampleMs * 1e6;
+  const batch = nsPerCall <= 25_000;
+  const unroll = 4;
+  const batchSamples = Math.max(unroll, Math.round(sampleNs / 16 / nsPerCall / unroll) * unroll);
+  return {
+    gc: false,
+    inner_gc: false,
+    min_samples: 1,
+    max_samples: 1e9 + ++loopId,
+    min_cpu_time: sampleNs,
+    warmup_samples: batch ? 1 : 0,
+    batch_unroll: unroll,
+    batch_samples: batchSamples
+  };
+}
+
+/** One sample: median-batch ns per call over about sampleMs of back-to-back calls, and the timed ns. */
+async function sample(fn, opts) {
+  const st = await mitata.measure(fn, { ...opts });
+  return { ns: st.p50, timed: st.avg * st.ticks };
+}
+
+/**
+ * JIT warm-up and calibration, with mitata measure() too: about `ms` of CPU
+ * time in batches of 4 calls, then about `ms` with the calibrated options;
+ * returns the second run's mean ns per call.
+ */
+async function warmUp(fn, ms) {
+  const first = await mitata.measure(fn, {
+    gc: false,
+    min_samples: 1,
+    max_samples: 1e9 + ++loopId,
+    min_cpu_time: ms * 1e6,
+    warmup_samples: 1,
+    batch_unroll: 4,
+    batch_samples: 4
+  });
+  const opts = mitataOptions(first.p50, ms);
+  return (await mitata.measure(fn, opts)).avg;
 }
 
 /**
  * One round of one document x operation: alternating samples of the two
  * libraries (pairs; which goes first alternates), each sample about
- * sampleMs long, until both have had timeMs (and at least MIN_PAIRS pairs).
- * A burst of load from other processes hits neighbouring samples of both
- * libraries alike, and medians drop the samples it hit hardest.
+ * sampleMs of timed calls, until both have had timeMs of timed calls (and at
+ * least MIN_PAIRS pairs; after MIN_PAIRS, at most 8 x timeMs + 40 ms per pair
+ * of wall time in all, for mitata's per-call overhead and slow rounds). A burst
+ * of load from other processes hits neighbouring samples of both libraries
+ * alike, and medians drop the samples it hit hardest.
  */
 const MIN_PAIRS = 9;
-function measurePair(c, round, gc) {
+async function measurePair(c, round, gc) {
   gc();
   const js = [];
   const rs = [];
   const ratios = [];
-  const budget = 2 * SETTINGS.timeMs;
+  const timed = { js: 0, rs: 0 };
+  const wallCap = 2 * 4 * SETTINGS.timeMs + 40 * MIN_PAIRS;
   const start = performance.now();
-  for (let k = 0; k < 100000 && (k < MIN_PAIRS || performance.now() - start < budget); k++) {
+  for (let k = 0; k < 100000; k++) {
+    if (k >= MIN_PAIRS && ((timed.js >= SETTINGS.timeMs * 1e6 && timed.rs >= SETTINGS.timeMs * 1e6) || performance.now() - start >= wallCap)) break;
     let tj;
     let tr;
     if ((k + round) % 2 === 0) {
-      tj = c.samplers.js(c.calls.js) / c.calls.js;
-      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
+      tj = await sample(c.fns.js, c.opts.js);
+      tr = await sample(c.fns.rs, c.opts.rs);
     } else {
-      tr = c.samplers.rs(c.calls.rs) / c.calls.rs;
-      tj = c.samplers.js(c.calls.js) / c.calls.js;
+      tr = await sample(c.fns.rs, c.opts.rs);
+      tj = await sample(c.fns.js, c.opts.js);
     }
-    js.push(tj);
-    rs.push(tr);
-    ratios.push(tj / tr);
+    timed.js += tj.timed;
+    timed.rs += tr.timed;
+    js.push(tj.ns);
+    rs.push(tr.ns);
+    ratios.push(tj.ns / tr.ns);
   }
   return { js: median(js), rs: median(rs), ratio: median(ratios), pairs: ratios.length };
 }
@@ -206,6 +275,7 @@ function measurePair(c, round, gc) {
 async function main() {
   const started = Date.now();
   const gc = exposeGc();
+  await loadMitata();
   const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
   const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
   const operations = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
@@ -241,17 +311,17 @@ async function main() {
   const cases = []; // one per document x operation
   for (const d of docs) {
     for (const op of operations) {
-      const c = { doc: d, op, samplers: {}, warmNs: {}, calls: {} };
-      for (const lib of LIBS) c.samplers[lib.key] = makeSampler(lib.api, op, d);
+      const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
+      for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
       cases.push(c);
     }
   }
   for (const c of cases) {
     for (const lib of LIBS) {
       progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
-      const ns = warmUp(c.samplers[lib.key], SETTINGS.warmupMs);
+      const ns = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
       c.warmNs[lib.key] = ns;
-      c.calls[lib.key] = Math.max(1, Math.round((SETTINGS.sampleMs * 1e6) / ns));
+      c.opts[lib.key] = mitataOptions(ns, SETTINGS.sampleMs);
     }
   }
   progressDone();
@@ -268,7 +338,7 @@ async function main() {
       const elapsed = (performance.now() - roundsStart) / 1000;
       const eta = done ? (elapsed / done) * (total - done) : NaN;
       progress(`[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
-      perRound[i].push(measurePair(c, (round + i) % 2, gc));
+      perRound[i].push(await measurePair(c, (round + i) % 2, gc));
       done++;
     }
   }
@@ -327,7 +397,7 @@ async function main() {
         mbPerSec: (opsPerSec * bytes) / 1e6,
         nsPerOp: median(ns),
         nsPerOpRounds: ns.map((t) => Math.round(t * 10) / 10),
-        callsPerSample: c.calls[key]
+        callsPerBatch: c.opts[key].warmup_samples ? c.opts[key].batch_samples : 1
       };
     };
     return {
@@ -370,14 +440,16 @@ async function main() {
     },
     libraries: {
       'js-bson': packageVersion('bson'),
+      mitata: packageVersion('mitata'),
       'bson-rs': pkg.version,
       placeholderFunctions: placeholder
     },
     settings: { ...SETTINGS, partial: PARTIAL },
     method:
       'Same process, same inputs. Per round and document x operation (after a gc()), js-bson and bson-rs are sampled ' +
-      `alternately (pairs, alternating which goes first), each sample ~${SETTINGS.sampleMs} ms of back-to-back calls, ` +
-      `until each library has had ${SETTINGS.timeMs} ms. Round values: median ns/call of each library and median of the ` +
+      `alternately (pairs, alternating which goes first), each sample one mitata ${packageVersion('mitata')} measure() ` +
+      `of ~${SETTINGS.sampleMs} ms of back-to-back calls in batches (no gc; value: median batch, ns/call), ` +
+      `until each library has had ${SETTINGS.timeMs} ms of timed calls. Round values: median ns/call of each library and median of the ` +
       'per-pair ratios js-bson time / bson-rs time. Reported ratio: median over rounds; geomean over documents. ' +
       'Reported ops/s and MB/s: median over the quieter half of the rounds (ranked by the geometric mean of both ' +
       'libraries\' times, the same rounds for both). ' +

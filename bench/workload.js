@@ -32,10 +32,24 @@ function makeSampler(api, op, d) {
   )(api, input, sink, performance);
 }
 
+/**
+ * The same call as makeSampler's, as a zero-argument function for mitata's
+ * measure() (run.js): one call of `api[op]` on the document or its bytes, the
+ * result kept in a sink. Compiled separately per library, operation and
+ * document, like the sampler.
+ */
+function makeCall(api, op, d) {
+  if (!OPERATIONS.includes(op)) throw new Error(`unknown operation ${op}`);
+  const input = op === 'deserialize' ? d.bytes : d.doc;
+  const sink = { value: null };
+  // eslint-disable-next-line no-new-func
+  return new Function('api', 'input', 'sink', `return function call_${op}() { sink.value = api.${op}(input); };`)(api, input, sink);
+}
+
 /** Calls per document and operation in the memory workload: ~MEMORY_MIB of BSON, 4..250 calls. */
 const MEMORY_MIB = 4;
 function memoryIterations(bytes) {
   return Math.min(250, Math.max(4, Math.ceil((MEMORY_MIB * 1048576) / bytes)));
 }
 
-module.exports = { OPERATIONS, MEMORY_MIB, makeSampler, memoryIterations };
+module.exports = { OPERATIONS, MEMORY_MIB, makeSampler, makeCall, memoryIterations };
