@@ -124,27 +124,46 @@ function setDense(array, index, value) {
   array[index] = value;
 }
 
-function makeFactory(names) {
+// A shape's factory builds its first objects with a loop; its code is
+// generated (`new Function`) only once it has built COMPILE_AFTER objects, so
+// key sequences that recur only a few times (dynamic keys) never pay for a
+// compilation.
+const COMPILE_AFTER = 8;
+
+function compileFactory(names) {
   const n = names.length;
-  if (codeGeneration) {
-    let src = 'return {';
-    for (let k = 0; k < n; k++) {
-      const quoted = JSON.stringify(names[k]);
-      // A computed key defines an own property, even for "__proto__".
-      src += (names[k] === '__proto__' ? '[' + quoted + ']' : quoted) + ':s[b' + (k === 0 ? '' : '+' + k) + '],';
-    }
-    src += '};';
-    try {
-      return new Function('s', 'b', src);
-    } catch {
-      codeGeneration = false;
-    }
+  let src = 'return {';
+  for (let k = 0; k < n; k++) {
+    const quoted = JSON.stringify(names[k]);
+    // A computed key defines an own property, even for "__proto__".
+    src += (names[k] === '__proto__' ? '[' + quoted + ']' : quoted) + ':s[b' + (k === 0 ? '' : '+' + k) + '],';
   }
-  return function (s, b) {
+  src += '};';
+  try {
+    return new Function('s', 'b', src);
+  } catch {
+    codeGeneration = false;
+    return null;
+  }
+}
+
+// The factory for shape `id` (stored in factories[id] by the caller).
+function makeFactory(id, names) {
+  const n = names.length;
+  let uses = 0;
+  const loop = function (s, b) {
+    if (++uses === COMPILE_AFTER && codeGeneration && factories[id] === loop) {
+      const compiled = compileFactory(names);
+      if (compiled !== null) {
+        factories[id] = compiled;
+        return compiled(s, b);
+      }
+    }
     const o = {};
     for (let k = 0; k < n; k++) assignValue(o, names[k], s[b + k]);
     return o;
   };
+  return loop;
 }
 
 let utf8Cause;
@@ -415,7 +434,7 @@ module.exports = function createDeserializer(bson) {
         const n = ops[pc++];
         const names = new Array(n);
         for (let k = 0; k < n; k++) names[k] = keys[ops[pc++]];
-        setDense(factories, id, makeFactory(names));
+        setDense(factories, id, makeFactory(id, names));
         setDense(arities, id, n);
       }
     }

@@ -77,10 +77,30 @@ function keyFlags(key) {
   return flags;
 }
 
+// Adaptive defining: documents with ever-new keys (dynamic keys) would fill
+// the cache with keys that never hit, paying a native defineKey call each.
+// A window ends after KEY_WINDOW new keys or 2 * KEY_WINDOW documents; when
+// its new keys came at more than one per two documents, the next window is
+// "cold": only one new key in KEY_COLD_SAMPLE is defined, the others are sent
+// inline (and not cached), so keys that do recur still get defined.
+const KEY_WINDOW = 4096;
+const KEY_COLD_SAMPLE = 16;
+let keyWindowDocs = 0; // documents serialized in the window (counted in runNative)
+let keyWindowNew = 0;
+let keysCold = false;
+let keyColdSkip = 0;
+
 /** Cache entry of a key not cached yet (defined in the native key table if there is room). */
 function newKey(key) {
   const flags = keyFlags(key);
   if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
+  if (++keyWindowNew >= KEY_WINDOW || keyWindowDocs >= 2 * KEY_WINDOW) {
+    keysCold = keyWindowNew * 2 > keyWindowDocs;
+    keyWindowNew = 0;
+    keyWindowDocs = 0;
+  }
+  if (keysCold && ++keyColdSkip < KEY_COLD_SAMPLE) return flags; // inline key
+  keyColdSkip = 0;
   const id = nextKeyId++;
   keyBytes[id] = addon.defineKey(id, key);
   const entry = ((id + 1) << 8) | flags;
@@ -324,6 +344,7 @@ const ARG0 = 3; // args[0..2] = first, opsLen, outOffset
 
 /** Runs the native writer over ctx's tape; returns the document length (at lastBuf, lastOff). */
 function runNative(ctx, opsLen, argc, BSONError, fresh) {
+  keyWindowDocs++;
   register(SLOT.encOps, ctx.opsBuf);
   register(SLOT.encNums, ctx.numsBuf);
   register(SLOT.encBytes, ctx.bytesBuf);

@@ -1112,6 +1112,7 @@ impl Defs<'_> {
             None => short_eq(self.keys.bytes(lk), kb),
           };
           if hit {
+            self.keys.count_lookup();
             *node = lc;
             return lk;
           }
@@ -1125,6 +1126,7 @@ impl Defs<'_> {
           if let Some(nd) = self.shapes.nodes.get_mut(cur as usize) {
             nd.remember(tk, kb, tc);
           }
+          self.keys.count_lookup();
           *node = tc;
           return tk;
         }

@@ -28,7 +28,20 @@ pub struct Keys {
   total_bytes: usize,
   /// Direct-mapped cache in front of `map` (key bytes hash -> id; a miss only costs the map lookup).
   recent: Vec<u32>,
+  /// Lookups and misses (new keys) in the current window of `WINDOW` lookups.
+  window_seen: u32,
+  window_new: u32,
+  /// The last window was mostly new keys (dynamic keys): intern only one
+  /// miss in `COLD_SAMPLE`, the others are sent inline (see `intern`).
+  cold: bool,
+  cold_skip: u32,
 }
+
+/// Lookups per hit-rate window.
+const WINDOW: u32 = 4096;
+/// In cold mode, one miss in this many is still interned, so keys that do
+/// recur get interned and the hit rate can recover.
+const COLD_SAMPLE: u32 = 16;
 
 const RECENT: usize = 4096;
 
@@ -44,7 +57,7 @@ fn recent_slot(b: &[u8]) -> usize {
 
 impl Keys {
   pub fn new() -> Self {
-    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT] }
+    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT], window_seen: 0, window_new: 0, cold: false, cold_skip: 0 }
   }
 
   #[inline]
@@ -55,8 +68,22 @@ impl Keys {
     }
   }
 
+  /// Counts one key lookup (a hit found without `intern`, e.g. by a shape
+  /// transition, or an `intern` call) for the hit-rate window.
+  #[inline(always)]
+  pub fn count_lookup(&mut self) {
+    self.window_seen += 1;
+    if self.window_seen >= WINDOW {
+      // Cold when more than 2/3 of the window's lookups were new keys.
+      self.cold = self.window_new * 3 > self.window_seen * 2;
+      self.window_seen = 0;
+      self.window_new = 0;
+    }
+  }
+
   /// The id of `bytes`, interning it if there is room; `None` past the bounds.
   pub fn intern(&mut self, bytes: &[u8]) -> Option<u32> {
+    self.count_lookup();
     let slot = recent_slot(bytes);
     if let Some(&id) = self.recent.get(slot) {
       if self.list.get(id as usize).is_some_and(|k| *k.bytes == *bytes) {
@@ -68,6 +95,14 @@ impl Keys {
         *r = id;
       }
       return Some(id);
+    }
+    self.window_new += 1;
+    if self.cold {
+      self.cold_skip += 1;
+      if self.cold_skip < COLD_SAMPLE {
+        return None;
+      }
+      self.cold_skip = 0;
     }
     if bytes.len() > MAX_KEY_LEN || self.list.len() >= MAX_KEYS || self.total_bytes + bytes.len() > MAX_KEY_BYTES {
       return None;
@@ -125,5 +160,27 @@ mod tests {
     }
     assert!(k.len() <= MAX_KEYS);
     assert!(k.total_bytes <= MAX_KEY_BYTES);
+  }
+
+  #[test]
+  fn cold_when_keys_never_recur() {
+    let mut k = Keys::new();
+    // Ever-new keys: after the first window only one miss in COLD_SAMPLE is interned.
+    for i in 0..8 * WINDOW {
+      k.intern(format!("new{i}").as_bytes());
+    }
+    assert!(k.cold);
+    assert!(k.len() < (2 * WINDOW) as usize);
+    // Keys that recur are still interned (one miss in COLD_SAMPLE), and the
+    // hit rate brings it back.
+    for _ in 0..2 * COLD_SAMPLE {
+      for i in 0..WINDOW / 8 {
+        k.intern(format!("again{i}").as_bytes());
+      }
+    }
+    assert!(!k.cold);
+    for i in 0..WINDOW / 8 {
+      assert!(k.intern(format!("again{i}").as_bytes()).is_some());
+    }
   }
 }
