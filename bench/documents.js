@@ -12,17 +12,8 @@ const SPEC_DIR = path.join(__dirname, 'documents');
 const EPOCH = Date.UTC(2024, 0, 1); // fixed, so Dates do not depend on the clock
 const MIB = 1024 * 1024;
 
-// mulberry32: small, fast, deterministic.
-function prng(seed) {
-  let a = seed >>> 0;
-  return function next() {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// mulberry32, the same seeded generator the tests use.
+const { mulberry32: prng } = require('../test/support/prng');
 
 function buildDocuments(bson) {
   const { EJSON, ObjectId, Decimal128, Long, Binary } = bson;

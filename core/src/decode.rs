@@ -125,6 +125,13 @@ struct Frame {
   key_start: u32,
 }
 
+impl Frame {
+  /// A parsed (not raw) embedded document or code-with-scope scope ending at `last_index`.
+  fn document(kind: u8, validate: bool, last_index: i64, key_start: u32) -> Self {
+    Frame { kind, raw: false, dbref: DB_NULL, validate, last_index, array_index: 0, node: ROOT, n: 0, key_start }
+  }
+}
+
 #[derive(Clone, Copy)]
 struct KeyRef {
   id: u32,
@@ -834,17 +841,7 @@ impl DecodeCache {
             index += object_size;
           } else {
             frames.push(cur);
-            cur = Frame {
-              kind: K_OBJ,
-              raw: false,
-              dbref: DB_NULL,
-              validate,
-              last_index: index + object_size,
-              array_index: 0,
-              node: ROOT,
-              n: 0,
-              key_start: key_stack.len() as u32,
-            };
+            cur = Frame::document(K_OBJ, validate, index + object_size, key_stack.len() as u32);
             index += 4;
           }
         }
@@ -993,17 +990,7 @@ impl DecodeCache {
           body_spans.push(span);
           t.op(op::STR);
           frames.push(cur);
-          cur = Frame {
-            kind: K_CWS,
-            raw: false,
-            dbref: DB_NULL,
-            validate,
-            last_index: scope_index + object_size,
-            array_index: 0,
-            node: ROOT,
-            n: 0,
-            key_start: key_stack.len() as u32,
-          };
+          cur = Frame::document(K_CWS, validate, scope_index + object_size, key_stack.len() as u32);
           index += 4;
         }
         0x0C => {
