@@ -1069,9 +1069,9 @@ module.exports = function createSerializer(bson) {
             if (value.scope && typeof value.scope === 'object') {
               if (kw > 0) ops[opi++] = CODE_W_SCOPE | kw;
               else {
-              ops[opi++] = CODE_W_SCOPE;
-              if (kw !== -1) args[ai++] = inlineKey(kw, key);
-            }
+                ops[opi++] = CODE_W_SCOPE;
+                if (kw !== -1) args[ai++] = inlineKey(kw, key);
+              }
               args[ai++] = str(value.code);
               const scope = value.scope;
               if (onPath(srcs, depth, path, scope)) throw circular();

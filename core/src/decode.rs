@@ -731,12 +731,14 @@ impl DecodeCache {
 
       match et {
         0x02 => {
+          // The hottest case stays inline (as `prefixed_string`, measured faster here).
           let ss = i32_at(buf, index) as i64;
           index += 4;
           if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
             return bson_err("bad string length in bson");
           }
           let span = string_span(buf, index, index + ss - 1, validate)?;
+          index += ss;
           if ss - 1 <= VCACHE_MAX_LEN as i64 && span.kind != utf8::LOSSY {
             let bytes = buf.get(span.start as usize..span.end as usize).unwrap_or(&[]);
             match defs.cached_string(bytes, span) {
@@ -750,19 +752,12 @@ impl DecodeCache {
             body_spans.push(span);
             t.op(op::STR);
           }
-          index += ss;
         }
         0x0E | 0x0D => {
           // symbol, code
-          let ss = i32_at(buf, index) as i64;
-          index += 4;
-          if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
-            return bson_err("bad string length in bson");
-          }
-          let span = string_span(buf, index, index + ss - 1, validate)?;
+          let (span, _) = prefixed_string(buf, &mut index, len, validate)?;
           body_spans.push(span);
           t.op(if et == 0x0E { op::SYMBOL } else { op::CODE });
-          index += ss;
         }
         0x07 => {
           t.op(op::OID);
@@ -969,13 +964,7 @@ impl DecodeCache {
           if total_size < 4 + 4 + 4 + 1 {
             return bson_err("code_w_scope total size shorter minimum expected length");
           }
-          let ss = i32_at(buf, index) as i64;
-          index += 4;
-          if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
-            return bson_err("bad string length in bson");
-          }
-          let span = string_span(buf, index, index + ss - 1, validate)?;
-          index += ss;
+          let (span, ss) = prefixed_string(buf, &mut index, len, validate)?;
           let scope_index = index;
           let object_size = i32_at(buf, index) as i64;
           if object_size < 5 || object_size > len - index {
@@ -994,13 +983,7 @@ impl DecodeCache {
           index += 4;
         }
         0x0C => {
-          let ss = i32_at(buf, index) as i64;
-          index += 4;
-          if ss <= 0 || ss > len - index || byte(buf, index + ss - 1) != Some(0) {
-            return bson_err("bad string length in bson");
-          }
-          let span = string_span(buf, index, index + ss - 1, validate)?;
-          index += ss;
+          let (span, _) = prefixed_string(buf, &mut index, len, validate)?;
           body_spans.push(span);
           t.op(op::DBPOINTER);
           t.op(index as u32);
@@ -1026,6 +1009,21 @@ impl DecodeCache {
     defs.object(t, key_stack, body_spans, buf, &root, root.dbref == DB_TRUE);
     Ok(())
   }
+}
+
+/// A length-prefixed BSON string at `*index` (string, symbol, code, DBPointer
+/// namespace): js-bson's size checks, then its span; advances `*index` past it.
+/// Returns the span and the size field (bytes including the NUL).
+#[inline(always)]
+fn prefixed_string(buf: &[u8], index: &mut i64, len: i64, validate: bool) -> Result<(Span, i64), DecodeError> {
+  let ss = i32_at(buf, *index) as i64;
+  let start = *index + 4;
+  if ss <= 0 || ss > len - start || byte(buf, start + ss - 1) != Some(0) {
+    return bson_err("bad string length in bson");
+  }
+  let span = string_span(buf, start, start + ss - 1, validate)?;
+  *index = start + ss;
+  Ok((span, ss))
 }
 
 #[inline(always)]
