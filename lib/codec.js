@@ -3,9 +3,15 @@
 // classes of the given js-bson copy (ours, or the one a MongoDB driver loaded).
 const createSerializer = require('./serialize');
 const createDeserializer = require('./deserialize');
+const { versionOf } = require('./layout');
+const { selfCheck } = require('./selfcheck');
 
 const codecs = new WeakMap();
 
+/**
+ * The codec for a js-bson copy, built once per copy. Throws (and builds
+ * nothing) when the copy fails the self-check in lib/selfcheck.js.
+ */
 function createCodec(bson) {
   let codec = codecs.get(bson);
   if (codec === undefined) {
@@ -20,6 +26,7 @@ function createCodec(bson) {
       calculateObjectSize,
       setInternalBufferSize
     });
+    selfCheck(bson, codec, `bson ${versionOf(bson)}`);
     codecs.set(bson, codec);
   }
   return codec;

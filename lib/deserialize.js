@@ -4,6 +4,7 @@
 // validates the whole document and writes a tape (ARCHITECTURE.md, "Decode
 // tape"); this file only follows it, so it never sees malformed input.
 const { Buffer } = require('node:buffer');
+const { layoutOf } = require('./layout');
 const { addon, SLOT, ensureScratch, shrinkScratch } = require('./native');
 
 // ---------------------------------------------------------------------------
@@ -309,16 +310,7 @@ module.exports = function createDeserializer(bson) {
   };
   const jsDeserialize = bson.deserialize;
 
-  // ObjectId(source, offset) reads 12 bytes at offset in js-bson 7.x; older
-  // copies only take a 12-byte buffer.
-  let oidAtOffset = false;
-  try {
-    const probe = new Uint8Array(13);
-    for (let k = 0; k < 13; k++) probe[k] = k;
-    oidAtOffset = new ObjectId(probe, 1).toHexString() === '0102030405060708090a0b0c';
-  } catch {
-    oidAtOffset = false;
-  }
+  const oidAtOffset = layoutOf(bson).objectIdTakesOffset;
 
   function toPotentialDbRef(doc) {
     if (isDBRefLike(doc)) {

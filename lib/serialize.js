@@ -8,6 +8,7 @@
 // "Encode tape") and collects the string / byte arguments; one native call
 // (`addon.encode`) then lays out the BSON bytes.
 const { Buffer } = require('node:buffer');
+const { layoutOf } = require('./layout');
 const { addon, SLOT, ensureScratch } = require('./native');
 
 // ---- tape op codes (ARCHITECTURE.md) ----
@@ -427,16 +428,14 @@ function runNative(ctx, opsLen, argc, BSONError, fresh) {
 
 module.exports = function createSerializer(bson) {
   const { BSONError, BSONVersionError, Binary } = bson;
-  const oidSerializeInto = bson.ObjectId?.prototype?.serializeInto;
+  const layout = layoutOf(bson);
+  // The ObjectId fast path reads i0..i3 in place of calling serializeInto, which is
+  // exact only where the copy stores its bytes that way; elsewhere a sentinel that
+  // no value's serializeInto can equal sends every ObjectId through serializeInto.
+  const oidSerializeInto = layout.objectIdIsFourInts ? bson.ObjectId.prototype.serializeInto : Object.freeze({});
   const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
   const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
-  let major;
-  try {
-    major = bson.MinKey.prototype[VERSION_SYMBOL];
-  } catch {
-    major = undefined;
-  }
-  const BSON_MAJOR_VERSION = typeof major === 'number' ? major : 7;
+  const BSON_MAJOR_VERSION = layout.major ?? 7;
   const SUBTYPE_BYTE_ARRAY = Binary?.SUBTYPE_BYTE_ARRAY ?? 2;
   const SUBTYPE_VECTOR = Binary?.SUBTYPE_VECTOR ?? 9;
   const VECTOR_TYPE = Binary?.VECTOR_TYPE ?? { Int8: 0x03, Float32: 0x27, PackedBit: 0x10 };

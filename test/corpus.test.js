@@ -7,8 +7,7 @@ const { describe, it } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
-const js = require('bson');
-const rs = require('..');
+const { js, rs } = require('./support/oracle');
 const { outcome, assertSameValue, assertSameBytes, assertSameOutcome, hex } = require('./support/compare');
 
 const CORPUS_DIR = path.join(__dirname, 'fixtures', 'bson-corpus');

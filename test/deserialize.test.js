@@ -5,8 +5,7 @@ const assert = require('node:assert');
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
-const js = require('bson');
-const rs = require('..');
+const { js, rs } = require('./support/oracle');
 
 const { EJSON } = js;
 

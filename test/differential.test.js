@@ -6,8 +6,7 @@
 // deserializeStream results, and error class + message.
 const { describe, it } = require('node:test');
 const assert = require('node:assert');
-const js = require('bson');
-const rs = require('..');
+const { js, rs } = require('./support/oracle');
 const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
 const b = require('./support/bsonbuild');

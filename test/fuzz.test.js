@@ -6,8 +6,7 @@
 // reproducible from the printed seed and case number.
 const { describe, it } = require('node:test');
 const assert = require('node:assert');
-const js = require('bson');
-const rs = require('..');
+const { js, rs } = require('./support/oracle');
 const { Rng, seedFromEnv, casesFromEnv } = require('./support/prng');
 const gen = require('./support/gen');
 const { outcome, canon, clip, assertSameSerialized, assertSameOutcome, assertSameValue } = require('./support/compare');

@@ -4,8 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const { isDeepStrictEqual } = require('node:util');
-const js = require('bson');
-const rs = require('../');
+const { js, rs } = require('./support/oracle');
 
 const {
   Binary,

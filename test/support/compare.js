@@ -4,7 +4,7 @@
 // string that records types, constructor identity and content exactly.
 // No side effects on load.
 const assert = require('node:assert');
-const bson = require('bson');
+const bson = require('./oracle').js;
 
 const BSON_ERROR_NAMES = ['BSONError', 'BSONVersionError', 'BSONRuntimeError', 'BSONOffsetError'];
 

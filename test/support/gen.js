@@ -3,7 +3,7 @@
 // raw BSON documents covering every BSON type (incl. deprecated ones and
 // invalid UTF-8), and serialize/deserialize option sets. Deterministic for a
 // given Rng. No side effects on load.
-const bson = require('bson');
+const bson = require('./oracle').js;
 const b = require('./bsonbuild');
 
 // Keys are drawn mostly from this pool so that option maps (fieldsAsRaw,
