@@ -9,12 +9,30 @@ const { selfCheck } = require('./selfcheck');
 const codecs = new WeakMap();
 
 /**
+ * bson 7.0–7.2 serialize and deserialize recursively; their errors on malformed
+ * input, nesting limits, cycle and `__proto__` handling and property reads
+ * differ from 7.3's in ways bson-rs does not reproduce (test/versions.test.js
+ * ran the differential suites against each): refuse them rather than differ.
+ */
+function checkVersion(version) {
+  const [major, minor] = version.split('.').map(Number);
+  if (major === 7 && minor < 3) {
+    throw new Error(
+      `bson-rs: refusing bson ${version}: bson-rs reproduces bson 7.3.0 and later, not 7.0–7.2; ` +
+        'update it with `npm update bson` (every mongodb 7.x accepts bson 7.3). Nothing was installed.'
+    );
+  }
+}
+
+/**
  * The codec for a js-bson copy, built once per copy. Throws (and builds
  * nothing) when the copy fails the self-check in lib/selfcheck.js.
  */
 function createCodec(bson) {
   let codec = codecs.get(bson);
   if (codec === undefined) {
+    const version = versionOf(bson);
+    checkVersion(version);
     const { serialize, serializeWithBufferAndIndex, calculateObjectSize, setInternalBufferSize } =
       createSerializer(bson);
     const { deserialize, deserializeStream } = createDeserializer(bson);
@@ -26,7 +44,7 @@ function createCodec(bson) {
       calculateObjectSize,
       setInternalBufferSize
     });
-    selfCheck(bson, codec, `bson ${versionOf(bson)}`);
+    selfCheck(bson, codec, `bson ${version}`);
     codecs.set(bson, codec);
   }
   return codec;

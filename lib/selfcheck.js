@@ -107,7 +107,7 @@ function describe(value, bson) {
 function firstDifference(a, b) {
   let k = 0;
   while (k < a.length && k < b.length && a[k] === b[k]) k++;
-  return `at ${k}: theirs ${JSON.stringify(a.slice(k, k + 60))}, ours ${JSON.stringify(b.slice(k, k + 60))}`;
+  return `from character ${k}: theirs ${JSON.stringify(a.slice(k, k + 60))}, ours ${JSON.stringify(b.slice(k, k + 60))}`;
 }
 
 /** The first difference between the copy's codec and bson-rs's on the probe, or null. */
@@ -116,7 +116,10 @@ function findDifference(bson, codec) {
   const theirs = bson.serialize(doc);
   const ours = codec.serialize(doc);
   if (!Buffer.from(theirs).equals(Buffer.from(ours))) {
-    return `serialize: bytes differ ${firstDifference(Buffer.from(theirs).toString('hex'), Buffer.from(ours).toString('hex'))}`;
+    let k = 0;
+    while (theirs[k] === ours[k]) k++;
+    const around = b => Buffer.from(b.subarray(k, k + 12)).toString('hex');
+    return `serialize: bytes differ from byte ${k}: theirs ${around(theirs)}…, ours ${around(ours)}…`;
   }
   const withoutUndefined = bson.serialize(doc, { ignoreUndefined: true });
   if (!Buffer.from(withoutUndefined).equals(Buffer.from(codec.serialize(doc, { ignoreUndefined: true })))) {
@@ -150,7 +153,7 @@ function selfCheck(bson, codec, label) {
   if (difference !== null) {
     throw new Error(
       `bson-rs: refusing ${label}: its codec and bson-rs's disagree on the self-check document (${difference}); ` +
-        'nothing was installed. bson-rs supports bson 7.0.0–7.3.4.'
+        'nothing was installed (bson-rs is tested with bson 7.3.0–7.3.4).'
     );
   }
 }

@@ -1,0 +1,164 @@
+'use strict';
+// Every published bson 7.x, each its own oracle: the layout probe, the driver
+// plug-in over each copy, the refusal of a copy whose internals are unknown,
+// and the differential / corpus / fuzz / hostile suites re-run against each
+// copy (test/support/oracle.js, BSON_RS_ORACLE).
+const { describe, it } = require('node:test');
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { layoutOf } = require('../lib/layout');
+const { createCodec } = require('../lib/codec');
+const driver = require('../lib/driver');
+const { copyWithUnknownObjectIdLayout } = require('./support/unknown-layout');
+
+const ROOT = path.join(__dirname, '..');
+// npm aliases in devDependencies: alias -> published version
+const COPIES = {
+  bson700: '7.0.0',
+  bson710: '7.1.0',
+  bson711: '7.1.1',
+  bson720: '7.2.0',
+  bson730: '7.3.0',
+  bson731: '7.3.1',
+  bson732: '7.3.2',
+  bson733: '7.3.3',
+  bson734: '7.3.4'
+};
+const FOUR_INT_OBJECT_IDS = new Set(['7.3.2', '7.3.3', '7.3.4']);
+// 7.0–7.2 differ on malformed input, deep nesting, cycles and __proto__ (their
+// codec is recursive): refused. 7.3.x are matched.
+const REFUSED = new Set(['7.0.0', '7.1.0', '7.1.1', '7.2.0']);
+const SUITES = ['differential', 'corpus', 'fuzz', 'hostile', 'serialize', 'deserialize'].map(s =>
+  path.join(__dirname, `${s}.test.js`)
+);
+
+/** A node_modules tree with a mongodb package whose require('bson') is the given copy (a symlink). */
+function fakeDriver(bsonDir, t) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bson-rs-versions-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  const mongodb = path.join(root, 'node_modules', 'mongodb');
+  fs.mkdirSync(path.join(mongodb, 'lib'), { recursive: true });
+  fs.mkdirSync(path.join(mongodb, 'node_modules'));
+  fs.writeFileSync(path.join(mongodb, 'package.json'), JSON.stringify({ name: 'mongodb', version: '7.5.0', main: 'lib/index.js' }));
+  fs.writeFileSync(
+    path.join(mongodb, 'lib', 'index.js'),
+    "'use strict';\nexports.bson = require('bson');\nexports.MongoClient = class MongoClient {};\n"
+  );
+  fs.symlinkSync(bsonDir, path.join(mongodb, 'node_modules', 'bson'), 'dir');
+  return require(mongodb);
+}
+
+/** The environment of a suite run against `alias`: a test runner of its own,
+ * not a child reporting to this one (NODE_TEST_CONTEXT). */
+function suiteEnv(alias) {
+  const env = { ...process.env, BSON_RS_ORACLE: alias };
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
+
+const hex = u8 => Buffer.from(u8).toString('hex');
+
+describe('the layout probe', () => {
+  for (const [alias, version] of Object.entries(COPIES)) {
+    it(`bson ${version}: ObjectId as four ints only from 7.3.2 on`, () => {
+      const layout = layoutOf(require(alias));
+      assert.strictEqual(layout.major, 7);
+      assert.strictEqual(layout.objectIdIsFourInts, FOUR_INT_OBJECT_IDS.has(version));
+      assert.strictEqual(layout.objectIdTakesOffset, FOUR_INT_OBJECT_IDS.has(version));
+    });
+  }
+});
+
+describe('the driver plug-in over each bson 7.x copy', () => {
+  for (const [alias, version] of Object.entries(COPIES)) {
+    if (REFUSED.has(version)) {
+      it(`bson ${version}: refused with one clear error, nothing patched`, t => {
+        const mongodb = fakeDriver(path.join(ROOT, 'node_modules', alias), t);
+        const before = { ...mongodb.bson };
+        const refusal = new RegExp(`^bson-rs: refusing bson ${version.replace(/\./g, '\\.')}: .*npm update bson`);
+        assert.throws(() => driver.install(mongodb), e => refusal.test(e.message));
+        assert.throws(() => createCodec(require(alias)), e => refusal.test(e.message));
+        assert.deepStrictEqual({ ...mongodb.bson }, before);
+        assert.strictEqual(driver.isInstalled(mongodb), false);
+      });
+      continue;
+    }
+    it(`bson ${version}: ObjectIds keep their bytes through serialize and deserialize`, t => {
+      const mongodb = fakeDriver(path.join(ROOT, 'node_modules', alias), t);
+      const bson = mongodb.bson;
+      assert.strictEqual(bson, require(alias));
+      const original = bson.serialize;
+      const doc = {
+        _id: new bson.ObjectId('123456789123456789123456'),
+        a: [new bson.ObjectId('aaaaaaaaaaaaaaaaaaaaaaaa'), { b: new bson.ObjectId() }],
+        n: new bson.Long(1, 2),
+        d: new bson.Decimal128('1.5')
+      };
+      const expected = hex(original(doc));
+      const info = driver.install(mongodb);
+      t.after(() => driver.uninstall()); // all copies: needs no lookup in the (by then removed) folder
+      assert.strictEqual(info.bsonVersion, version);
+      assert.notStrictEqual(bson.serialize, original, 'installed');
+      assert.strictEqual(hex(bson.serialize(doc)), expected);
+      assert.ok(expected.includes('123456789123456789123456') && expected.includes('aaaaaaaaaaaaaaaaaaaaaaaa'));
+      const back = bson.deserialize(Buffer.from(expected, 'hex'), { promoteLongs: false });
+      assert.ok(back._id instanceof bson.ObjectId);
+      assert.strictEqual(back._id.toHexString(), '123456789123456789123456');
+      assert.strictEqual(back.a[1].b.toHexString(), doc.a[1].b.toHexString());
+      assert.strictEqual(hex(bson.serialize(back)), expected);
+    });
+  }
+});
+
+describe('a copy whose internals bson-rs does not know', () => {
+  it('is refused by createCodec with one clear error naming the first difference', () => {
+    const copy = copyWithUnknownObjectIdLayout(require('bson731'));
+    assert.strictEqual(layoutOf(copy).objectIdIsFourInts, true, 'the simulation fools the layout probe');
+    assert.throws(
+      () => createCodec(copy),
+      e => /^bson-rs: refusing bson .*: .*disagree on the self-check document \(serialize: bytes differ/.test(e.message)
+    );
+  });
+
+  it('is refused by the driver plug-in, which then patches nothing', t => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bson-rs-unknown-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    fs.mkdirSync(path.join(dir, 'lib'));
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'bson', version: '7.9.0', main: 'lib/bson.cjs' }));
+    fs.writeFileSync(
+      path.join(dir, 'lib', 'bson.cjs'),
+      `'use strict';\nconst simulate = require(${JSON.stringify(path.join(__dirname, 'support', 'unknown-layout.js'))}).copyWithUnknownObjectIdLayout;\n` +
+        `const copy = simulate(require(${JSON.stringify(path.join(ROOT, 'node_modules', 'bson731'))}));\n` +
+        'Object.assign(exports, copy);\n'
+    );
+    const mongodb = fakeDriver(dir, t);
+    const before = { ...mongodb.bson };
+    assert.throws(() => driver.install(mongodb), /^Error: bson-rs: refusing bson 7\.9\.0: .*nothing was installed/);
+    assert.deepStrictEqual({ ...mongodb.bson }, before);
+    assert.strictEqual(driver.isInstalled(mongodb), false);
+  });
+});
+
+describe('the differential suites against each bson 7.x copy', () => {
+  for (const [alias, version] of Object.entries(COPIES)) {
+    if (REFUSED.has(version)) continue;
+    it(`bson ${version}`, () => {
+      const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', ...SUITES], {
+        cwd: ROOT,
+        env: suiteEnv(alias),
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024
+      });
+      const pass = /^# pass (\d+)$/m.exec(run.stdout);
+      const fail = /^# fail (\d+)$/m.exec(run.stdout);
+      const failures = run.stdout.split('\n').filter(line => /^\s*not ok/.test(line)).slice(0, 20);
+      assert.ok(pass && Number(pass[1]) > 1000, `bson ${version}: ran the suites (${pass && pass[1]} passed)`);
+      assert.strictEqual(fail && Number(fail[1]), 0, `bson ${version}:\n${failures.join('\n')}`);
+      assert.strictEqual(run.status, 0, run.stderr.slice(-2000));
+    });
+  }
+});
+
