@@ -10,43 +10,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
+const { PLATFORMS, platformKey } = require('./platforms');
+
 const ROOT = path.join(__dirname, '..');
 const { version } = require('../package.json');
-
-/** The platform packages of the napi-rs layout (npm/<platform>/package.json). */
-const PLATFORMS = Object.freeze([
-  'linux-x64-gnu',
-  'linux-x64-musl',
-  'linux-arm64-gnu',
-  'linux-arm64-musl',
-  'darwin-x64',
-  'darwin-arm64',
-  'win32-x64-msvc'
-]);
-
-function isMusl() {
-  // As napi-rs does: ldd's text first (cheap), then the process report.
-  try {
-    return fs.readFileSync('/usr/bin/ldd', 'latin1').includes('musl');
-  } catch {
-    // no /usr/bin/ldd
-  }
-  try {
-    const report = process.report.getReport();
-    const header = typeof report === 'string' ? JSON.parse(report).header : report.header;
-    return !header.glibcVersionRuntime;
-  } catch {
-    return false;
-  }
-}
-
-/** This machine's platform key, e.g. linux-x64-gnu (or darwin-arm64, win32-x64-msvc). */
-function platformKey() {
-  const base = `${process.platform}-${process.arch}`;
-  if (process.platform === 'linux') return `${base}-${isMusl() ? 'musl' : 'gnu'}`;
-  if (process.platform === 'win32') return `${base}-msvc`;
-  return base;
-}
 
 function firstLine(error) {
   return String((error && error.message) || error).split('\n')[0];
@@ -128,6 +95,5 @@ module.exports = {
   binary: native.binary,
   reason: native.reason,
   platform: native.platform,
-  PLATFORMS,
   fallback
 };

@@ -14,7 +14,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const { PLATFORMS } = require('../lib/loader');
+const { PLATFORMS } = require('../lib/platforms');
 
 const mainManifest = () => JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 

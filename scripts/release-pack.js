@@ -68,7 +68,11 @@ function buildLinuxX64Gnu() {
 
 function checkFloor(platform, file) {
   if (!platform.endsWith('-gnu') || !platform.startsWith('linux-')) return;
-  const versions = tools.checkGlibcFloor(file, GLIBC_FLOOR);
+  // An x86-64 objdump may not read an arm64 binary; binutils-aarch64-linux-gnu has one that does.
+  const cross = 'aarch64-linux-gnu-objdump';
+  const objdump =
+    platform.startsWith('linux-arm64') && process.arch !== 'arm64' && spawnSync(cross, ['--version']).status === 0 ? cross : undefined;
+  const versions = tools.checkGlibcFloor(file, GLIBC_FLOOR, objdump);
   console.error(`release:pack: ${platform}: objdump -T: GLIBC versions required: ${versions.join(' ')} (all <= ${GLIBC_FLOOR})`);
 }
 

@@ -63,8 +63,8 @@ function ensureZigbuild(log = console.error) {
  * The GLIBC symbol versions a shared object requires, from `objdump -T`
  * (e.g. ['2.2.5', '2.3', '2.14']), sorted, each once.
  */
-function glibcVersions(file) {
-  const r = run('objdump', ['-T', file]);
+function glibcVersions(file, objdump = process.env.OBJDUMP || 'objdump') {
+  const r = run(objdump, ['-T', file]);
   if (r.status !== 0) throw new Error(`release:pack: objdump -T ${file} failed:\n${r.stderr}`);
   const seen = new Set();
   for (const m of r.stdout.matchAll(/\bGLIBC_(\d+(?:\.\d+)+)\b/g)) seen.add(m[1]);
@@ -82,8 +82,8 @@ function compareVersions(a, b) {
 }
 
 /** Throws unless every GLIBC version `file` requires is at most `floor`; returns the versions. */
-function checkGlibcFloor(file, floor) {
-  const versions = glibcVersions(file);
+function checkGlibcFloor(file, floor, objdump) {
+  const versions = glibcVersions(file, objdump);
   if (versions.length === 0) throw new Error(`release:pack: objdump -T ${file} shows no GLIBC symbol versions; is it a glibc binary?`);
   const tooNew = versions.filter((v) => compareVersions(v, floor) > 0);
   if (tooNew.length > 0) {

@@ -17,10 +17,12 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const { packMain, packPlatform } = require('../scripts/pack');
-const { platform, PLATFORMS } = require('../lib/loader');
+const { glibcVersions, checkGlibcFloor } = require('../scripts/release-tools');
+const { PLATFORMS, platformKey } = require('../lib/platforms');
 
 const ROOT = path.resolve(__dirname, '..');
 const { version } = require('../package.json');
+const platform = platformKey();
 const PLATFORM_PKG = `bson-rs-${platform}`;
 const MAX_NODE_MODULES = 8 * 1024 * 1024;
 
@@ -176,4 +178,14 @@ test('main tarball alone: js-bson fallback with one warning line; BSON_RS_REQUIR
   const report = node(app, { ...env, BSON_RS_REQUIRE_NATIVE: '1' }, "console.log(require('bson-rs/native').loaded)");
   assert.equal(report.stdout.trim(), 'false', 'bson-rs/native still reports');
   console.log(`fallback install: node_modules ${(size / 1048576).toFixed(2)} MB`);
+});
+
+const hasObjdump = spawnSync('objdump', ['--version']).status === 0;
+test('the glibc floor check of release:pack reads objdump -T and refuses a binary above the floor', { skip: platform.endsWith('-gnu') && hasObjdump ? false : 'needs Linux glibc and objdump' }, () => {
+  const local = path.join(ROOT, 'bson_rs.node');
+  const versions = glibcVersions(local);
+  assert.ok(versions.length > 0 && versions.every((v) => /^2\.\d+(\.\d+)?$/.test(v)), versions.join(' '));
+  const highest = versions[versions.length - 1];
+  assert.deepEqual(checkGlibcFloor(local, highest), versions);
+  assert.throws(() => checkGlibcFloor(local, '2.0'), new RegExp(`requires GLIBC .*${highest.replace(/\./g, '\\.')}, newer than the floor 2\\.0`));
 });
