@@ -1,12 +1,21 @@
 'use strict';
 // createCodec(bson): the six codec functions, producing and recognising the
 // classes of the given js-bson copy (ours, or the one a MongoDB driver loaded).
-const createSerializer = require('./serialize');
-const createDeserializer = require('./deserialize');
+// Without the native addon (see ./loader.js) they are that copy's own functions.
+const native = require('./loader');
 const { versionOf } = require('./layout');
 const { selfCheck } = require('./selfcheck');
 
 const codecs = new WeakMap();
+
+const CODEC_NAMES = [
+  'serialize',
+  'serializeWithBufferAndIndex',
+  'deserialize',
+  'deserializeStream',
+  'calculateObjectSize',
+  'setInternalBufferSize'
+];
 
 /**
  * bson 7.0–7.2 serialize and deserialize recursively; their errors on malformed
@@ -27,12 +36,22 @@ function checkVersion(version) {
 /**
  * The codec for a js-bson copy, built once per copy. Throws (and builds
  * nothing) when the copy fails the self-check in lib/selfcheck.js.
+ * Without the native addon: the copy's own functions, after native.fallback()
+ * (one warning line, or the error BSON_RS_REQUIRE_NATIVE=1 asks for).
  */
 function createCodec(bson) {
   let codec = codecs.get(bson);
+  if (codec === undefined && !native.loaded) {
+    native.fallback();
+    codec = Object.freeze(Object.fromEntries(CODEC_NAMES.map((name) => [name, bson[name]])));
+    codecs.set(bson, codec);
+  }
   if (codec === undefined) {
     const version = versionOf(bson);
     checkVersion(version);
+    // Required here, not at the top: they need the addon (lib/native.js).
+    const createSerializer = require('./serialize');
+    const createDeserializer = require('./deserialize');
     const { serialize, serializeWithBufferAndIndex, calculateObjectSize, setInternalBufferSize } =
       createSerializer(bson);
     const { deserialize, deserializeStream } = createDeserializer(bson);

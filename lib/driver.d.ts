@@ -5,6 +5,8 @@ export interface InstallInfo {
   readonly bsonFile: string;
   readonly bsonVersion: string;
   readonly viaOverride: boolean;
+  /** False when bson-rs has no native addon and runs js-bson's own codec functions (see `bson-rs/native`). */
+  readonly native: boolean;
 }
 
 /** Routes the given driver's (`require('mongodb')`) codec through bson-rs. Installing twice is harmless. */

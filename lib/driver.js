@@ -17,6 +17,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { createCodec } = require('./codec');
+// False when bson-rs runs without its native addon (js-bson's own functions, see ./loader.js).
+const { loaded: native } = require('./loader');
 
 const CODEC_NAMES = Object.freeze([
   'serialize',
@@ -149,7 +151,8 @@ function setExport(bson, name, value) {
 
 /**
  * Routes the given driver's codec through bson-rs. Installing twice is harmless.
- * Returns a description of what was patched.
+ * Returns a description of what was patched; `native: false` there (and the
+ * warning line of ./loader.js) means bson-rs itself runs js-bson's functions.
  */
 function install(mongodb) {
   const where = locate(mongodb);
@@ -159,7 +162,8 @@ function install(mongodb) {
       mongodbVersion: where.mongodbVersion,
       bsonFile: where.bsonFile,
       bsonVersion: `bson-rs ${where.bsonVersion}`,
-      viaOverride: true
+      viaOverride: true,
+      native
     });
   }
   checkSupported(where);
@@ -169,7 +173,8 @@ function install(mongodb) {
     mongodbVersion: where.mongodbVersion,
     bsonFile: where.bsonFile,
     bsonVersion: where.bsonVersion,
-    viaOverride: false
+    viaOverride: false,
+    native
   });
   if (bson[STATE] !== undefined) return info;
 

@@ -73,11 +73,12 @@ const isKeyable = (k) => k !== null && (typeof k === 'object' || typeof k === 'f
 
 function installFor(target) {
   const key = (target && target.base) || (target && target.constructor) || target;
-  if (isKeyable(key) && seen.has(key)) return;
+  if (isKeyable(key) && seen.has(key)) return undefined;
   const mongodb = mongodbOf(target);
-  driver.install(mongodb);
+  const info = driver.install(mongodb);
   drivers.add(mongodb);
   if (isKeyable(key)) seen.add(key);
+  return info;
 }
 
 /** The plug-in: `mongoose.plugin(bsonRs)`. */
@@ -87,7 +88,8 @@ function bsonRs(schema) {
 
 /**
  * Turns the plug-in on and installs now. `mongoose` defaults to the mongoose
- * package resolvable from the current working directory.
+ * package resolvable from the current working directory. Returns the driver's
+ * install() info (`native: false` there: bson-rs runs js-bson's own functions).
  */
 bsonRs.install = function install(mongoose) {
   enabled = true;
@@ -96,7 +98,7 @@ bsonRs.install = function install(mongoose) {
     target = require(require.resolve('mongoose', { paths: [process.cwd()] }));
   }
   seen = new WeakSet();
-  installFor(target);
+  return installFor(target);
 };
 
 /** Turns the plug-in off: restores js-bson in every driver it installed into. */

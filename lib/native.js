@@ -1,18 +1,13 @@
 'use strict';
-// Loads the addon and owns the scratch ArrayBuffers shared with Rust
+// Holds the loaded addon (see ./loader.js) and owns the scratch ArrayBuffers shared with Rust
 // (slots and formats in ARCHITECTURE.md). One instance per environment:
 // a worker thread loads its own copy of this module and of the addon state.
-const path = require('node:path');
+const loader = require('./loader');
 
-let addon;
-try {
-  addon = require(path.join(__dirname, '..', 'bson_rs.node'));
-} catch (cause) {
-  throw new Error(
-    'bson-rs: the native addon is missing or failed to load; run `npm install` (needs cargo) in the bson-rs package',
-    { cause }
-  );
-}
+// lib/codec.js loads this module (through serialize.js and deserialize.js) only
+// when the addon loaded; anyone else gets the loader's reason.
+if (!loader.loaded) throw new Error(`bson-rs: no native codec: ${loader.reason}`);
+const { addon } = loader;
 
 const SLOT = { decOps: 0, decNums: 1, encOps: 2, encNums: 3, encBytes: 4, encOut: 5 };
 // Large enough that V8 keeps the backing store off-heap, so its address is stable.

@@ -72,6 +72,20 @@ function findPython() {
   throw new Error(prefix(`no Python 3.13 found (tried: ${tried.join('; ')}); install Python 3.13 or set BSON_RS_E2E_PYTHON`));
 }
 
+/**
+ * Null when the server can be set up as far as Python goes (.venv-e2e is ready,
+ * or a Python 3.13 is found), else one line saying what is missing.
+ */
+function pythonMissing() {
+  if (venvReady()) return null;
+  try {
+    findPython();
+    return null;
+  } catch {
+    return `no Python 3.13 for the mongoeco server (install it, e.g. \`pyenv install 3.13\`, or set BSON_RS_E2E_PYTHON)`;
+  }
+}
+
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -122,16 +136,18 @@ function venvPython() {
   return process.platform === 'win32' ? path.join(VENV, 'Scripts', 'python.exe') : path.join(VENV, 'bin', 'python');
 }
 
+function venvReady() {
+  try {
+    return fs.readFileSync(STAMP, 'utf8') === REQUIREMENTS.join('\n') && fs.existsSync(venvPython());
+  } catch {
+    return false;
+  }
+}
+
 /** Creates .venv-e2e with the pinned requirements unless it is already there. */
 async function ensureVenv() {
   const wanted = REQUIREMENTS.join('\n');
-  const ready = () => {
-    try {
-      return fs.readFileSync(STAMP, 'utf8') === wanted && fs.existsSync(venvPython());
-    } catch {
-      return false;
-    }
-  };
+  const ready = venvReady;
   if (ready()) return venvPython();
   return withLock(async () => {
     if (ready()) return venvPython();
@@ -199,4 +215,4 @@ async function startServer({ timeoutMs = 120000 } = {}) {
   return { uri: `mongodb://127.0.0.1:${port}/?directConnection=true`, port, stop, stderr: () => stderr };
 }
 
-module.exports = { startServer, findPython, ensureVenv, VENV };
+module.exports = { startServer, findPython, pythonMissing, ensureVenv, VENV };
