@@ -1,0 +1,115 @@
+'use strict';
+// serialize / serializeWithBufferAndIndex / calculateObjectSize /
+// setInternalBufferSize, bound to one js-bson copy's classes: option handling
+// and the root checks of js-bson's serializer.ts; the walk (walk.js) writes
+// the tape, one native call (buffers.js, runNative) lays out the bytes.
+const { Buffer } = require('node:buffer');
+const { layoutOf } = require('../layout');
+const { isDate, isRegExp, isUint8Array, isAnyArrayBuffer } = require('./predicates');
+const { runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize } = require('./buffers');
+const { createWalk, Walker } = require('./walk');
+const createSizer = require('../calculate-size');
+
+const walkers = []; // one per re-entrancy level, shared by every js-bson copy
+let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
+
+const EMPTY_DOCUMENT = new Uint8Array([5, 0, 0, 0, 0]);
+
+function emptyDocument() {
+  const result = Buffer.allocUnsafe(5);
+  result[0] = 5;
+  result[1] = 0;
+  result[2] = 0;
+  result[3] = 0;
+  result[4] = 0;
+  return result;
+}
+
+module.exports = function createSerializer(bson) {
+  const { BSONError } = bson;
+  const layout = layoutOf(bson);
+  const walk = createWalk(bson, layout);
+
+  /** The whole serialize: walk, native write; returns the length (buffers.js: takeDocument / lastDocument). */
+  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
+    const lvl = level;
+    let walker = walkers[lvl];
+    if (walker === undefined) {
+      walker = new Walker(lvl);
+      walkers[lvl] = walker;
+    }
+    level = lvl + 1;
+    walker.maxDepth = 0;
+    walker.tape.reset();
+    try {
+      walk(walker, object, checkKeys, serializeFunctions, ignoreUndefined);
+      return runNative(walker.tape, BSONError, fresh);
+    } finally {
+      level = lvl;
+      walker.release();
+    }
+  }
+
+  function checkRoot(object) {
+    if (Array.isArray(object)) {
+      throw new BSONError('serialize does not support an array as the root input');
+    }
+    if (typeof object !== 'object') {
+      throw new BSONError('serialize does not support non-object as the root input');
+    } else if ('_bsontype' in object && typeof object._bsontype === 'string') {
+      throw new BSONError(`BSON types cannot be serialized as a document`);
+    } else if (isDate(object) || isRegExp(object) || isUint8Array(object) || isAnyArrayBuffer(object)) {
+      throw new BSONError(`date, regexp, typedarray, and arraybuffer cannot be BSON documents`);
+    }
+  }
+
+  function serialize(object, options = {}) {
+    const checkKeys = typeof options.checkKeys === 'boolean' ? options.checkKeys : false;
+    const serializeFunctions =
+      typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
+    const ignoreUndefined =
+      typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
+    if (typeof options.minInternalBufferSize === 'number') {
+      ensureInternalSize(options.minInternalBufferSize);
+    }
+
+    if (object == null) return emptyDocument();
+    checkRoot(object);
+    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true);
+    return takeDocument(n);
+  }
+
+  function serializeWithBufferAndIndex(object, finalBuffer, options = {}) {
+    const checkKeys = typeof options.checkKeys === 'boolean' ? options.checkKeys : false;
+    const serializeFunctions =
+      typeof options.serializeFunctions === 'boolean' ? options.serializeFunctions : false;
+    const ignoreUndefined =
+      typeof options.ignoreUndefined === 'boolean' ? options.ignoreUndefined : true;
+    const startIndex = typeof options.index === 'number' ? options.index : 0;
+
+    let n;
+    let bytes;
+    if (object == null) {
+      n = 5;
+      bytes = EMPTY_DOCUMENT;
+    } else {
+      checkRoot(object);
+      n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
+      bytes = lastDocument(n);
+    }
+    try {
+      finalBuffer.set(bytes, startIndex);
+    } finally {
+      shrinkBig();
+    }
+    return startIndex + n - 1;
+  }
+
+  function setInternalBufferSize(size) {
+    ensureInternalSize(size);
+  }
+
+  const calculateObjectSize = createSizer(bson, layout);
+
+  return { serialize, serializeWithBufferAndIndex, calculateObjectSize, setInternalBufferSize };
+};
