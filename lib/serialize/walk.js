@@ -4,7 +4,7 @@
 // as in js-bson. It visits the values and dispatches each to its writer in
 // types.js, which puts it on the encode tape (ARCHITECTURE.md, "Encode tape").
 //
-// Two fast lanes take runs of elements without the generic dispatch: plain
+// Two fast lanes (documentLane, arrayLane) take runs of elements without the generic dispatch: plain
 // numbers / strings under cached keys in a document, and numbers, strings,
 // Dates, ObjectIds and Longs in an array. They make the generic path's reads
 // and call the same writers; what they cannot take they hand over with what
@@ -15,11 +15,18 @@ const T = require('./types');
 const { Tape } = require('./buffers');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
-const { writeDate, writeUint8Array, writeDocument, notAString } = T;
+const { writeDate, writeUint8Array, writeDocument } = T;
 
 const PRE_NONE = 0;
 const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
 const PRE_TAG = 2; // `_bsontype != null`, version checked, tag read
+// Why a lane stopped (walker.hand).
+const HAND_NONE = 0; // room needed, or the end of a document's keys: back to the loop
+const HAND_END = 1; // the end of the array
+const HAND_PLAIN = 2; // hands over an element it does not take
+const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
+const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
+const HAND_PRE = 5; // ... with what `pre` says was read
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
 const KIND_MAP = 2;
@@ -57,6 +64,12 @@ class Walker {
     this.frames = [];
     this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
+    // what a lane hands over (see documentLane / arrayLane)
+    this.hand = 0;
+    this.key = undefined;
+    this.value = undefined;
+    this.pre = PRE_NONE;
+    this.preTag = undefined;
   }
   frame(d) {
     let f = this.frames[d];
@@ -85,6 +98,9 @@ class Walker {
       srcs.length = 4096;
     }
     if (maxDepth >= SCAN_DEPTH) this.path.clear();
+    this.key = undefined;
+    this.value = undefined;
+    this.preTag = undefined;
     this.tape.release();
   }
 }
@@ -108,60 +124,156 @@ function basicLatinKey(key) {
   return out;
 }
 
+function keyError(entry, key, checkKeys, BSONError) {
+  if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
+  if (checkKeys) {
+    if (entry & K_DOLLAR) throw new BSONError('key ' + key + " must not start with '$'");
+    if (entry & K_DOT) throw new BSONError('key ' + key + " must not contain '.'");
+  }
+}
+
+/**
+ * Sets up frame `f` for iterating `source` (js-bson's makeFrame): arrays by
+ * index, Maps by entries(), anything else by Object.keys of its toBSON().
+ */
+function makeFrame(f, source, ck, iu, rustArr, BSONError) {
+  f.src = source;
+  f.ck = ck;
+  f.iu = iu;
+  f.idx = 0;
+  f.rustArr = rustArr;
+  if (Array.isArray(source)) {
+    f.kind = KIND_ARR;
+    f.target = source;
+    f.keys = null;
+    f.iter = null;
+    return;
+  }
+  if (source instanceof Map || isMap(source)) {
+    f.kind = KIND_MAP;
+    f.target = source;
+    f.keys = null;
+    f.iter = source.entries();
+    return;
+  }
+  let target = source;
+  if (typeof target?.toBSON === 'function') {
+    target = target.toBSON();
+    if (target != null && typeof target !== 'object') {
+      throw new BSONError('toBSON function did not return an object');
+    }
+  }
+  f.kind = KIND_OBJ;
+  f.target = target;
+  f.iter = null;
+  f.keys = Object.keys(target);
+}
+
 function createWalk(bson, layout) {
-  const { BSONError } = bson;
+  const { BSONError, BSONVersionError } = bson;
+  const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
+  const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
+  const BSON_MAJOR_VERSION = layout.major ?? 7;
   const types = T.createTypes(bson, layout);
   const { tagOf, writeRegExp, writeObjectId, writeDecimal128, writeLong, writeDouble, writeInt32 } = types;
   const { writeCode, writeFunction, writeBinary, writeSymbol, writeDBRef, writeBSONRegExp } = types;
   const { writeMinMaxKey } = types;
-
-  function keyError(entry, key, checkKeys) {
-    if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
-    if (checkKeys) {
-      if (entry & K_DOLLAR) throw new BSONError('key ' + key + " must not start with '$'");
-      if (entry & K_DOT) throw new BSONError('key ' + key + " must not contain '.'");
-    }
-  }
 
   function circular() {
     return new BSONError('Cannot convert circular structure to BSON');
   }
 
   /**
-   * Sets up frame `f` for iterating `source` (js-bson's makeFrame): arrays by
-   * index, Maps by entries(), anything else by Object.keys of its toBSON().
+   * Document lane: numbers and strings under plain cached keys, from `key` /
+   * `value` (read at position idx - 1). Returns the next position; walker.hand
+   * says why it stopped (HAND_NONE: room needed or end of the keys) and
+   * walker.key / walker.value hold the element it hands to the generic path.
+   * (`keys` is our own array, so its length may be re-read freely.)
    */
-  function makeFrame(f, source, ck, iu, rustArr) {
-    f.src = source;
-    f.ck = ck;
-    f.iu = iu;
-    f.idx = 0;
-    f.rustArr = rustArr;
-    if (Array.isArray(source)) {
-      f.kind = KIND_ARR;
-      f.target = source;
-      f.keys = null;
-      f.iter = null;
-      return;
-    }
-    if (source instanceof Map || isMap(source)) {
-      f.kind = KIND_MAP;
-      f.target = source;
-      f.keys = null;
-      f.iter = source.entries();
-      return;
-    }
-    let target = source;
-    if (typeof target?.toBSON === 'function') {
-      target = target.toBSON();
-      if (target != null && typeof target !== 'object') {
-        throw new BSONError('toBSON function did not return an object');
+  function documentLane(walker, t, target, keys, idx, depth, key, value) {
+    let hand = HAND_NONE;
+    for (;;) {
+      if (typeof value.toBSON === 'function') {
+        hand = HAND_TOBSON;
+        break;
+      }
+      const entry = keyEntry(key, memoSlot(depth, idx));
+      const kb = entry & K_REF;
+      if ((entry & K_FLAGS) !== 0 || kb === 0) {
+        // a key to check or to send inline: the generic path (toBSON is known to be absent)
+        hand = HAND_NO_TOBSON;
+        break;
+      }
+      if (typeof value === 'number') writeNumber(t, kb, key, value);
+      else writeString(t, kb, key, value);
+      if (!t.hasRoom() || idx >= keys.length) break;
+      key = keys[idx++];
+      value = target[key];
+      if (typeof value !== 'number' && typeof value !== 'string') {
+        hand = HAND_PLAIN;
+        break;
       }
     }
-    f.kind = KIND_OBJ;
-    f.target = target;
-    f.iter = null;
-    f.keys = Object.keys(target);
+    walker.hand = hand;
+    walker.key = key;
+    walker.value = value;
+    return idx;
+  }
+
+  /**
+   * Array lane (arrays written by Rust): numbers, strings, Dates, ObjectIds
+   * and Longs from `value` (= target[idx - 1]), with the generic path's reads
+   * (length once per element, each element once, then its toBSON, _bsontype,
+   * ... in js-bson's order). Returns the next index; walker.hand says why it
+   * stopped (HAND_NONE room needed, HAND_END end of the array, else it hands
+   * walker.value = target[index - 1] over, with what was read in walker.pre).
+   */
+  function arrayLane(walker, t, target, idx, value) {
+    let i = idx - 1;
+    let hand = HAND_NONE;
+    for (;;) {
+      if (typeof value.toBSON === 'function') {
+        hand = HAND_TOBSON;
+        break;
+      }
+      if (typeof value === 'number') writeNumber(t, -1, i, value);
+      else if (typeof value === 'string') writeString(t, -1, i, value);
+      else if (value._bsontype == null) {
+        if (!(value instanceof Date)) {
+          walker.pre = PRE_NOT_INSTANCEOF_DATE;
+          hand = HAND_PRE;
+          break;
+        }
+        writeDate(t, -1, i, value);
+      } else {
+        // (types.js tagOf's reads, made here: a helper shared with the generic
+        // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
+        if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+        const tag = value[bsonType];
+        if (tag === 'ObjectId') writeObjectId(t, -1, i, value);
+        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, -1, i, value);
+        else {
+          walker.pre = PRE_TAG;
+          walker.preTag = tag;
+          hand = HAND_PRE;
+          break;
+        }
+      }
+      if (!t.hasRoom()) break;
+      if (idx >= target.length) {
+        hand = HAND_END;
+        break;
+      }
+      i = idx++;
+      value = target[i];
+      if (typeof value !== 'number' && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
+        hand = HAND_PLAIN;
+        break;
+      }
+    }
+    walker.hand = hand;
+    walker.value = value;
+    return idx;
   }
 
   /** The walk: js-bson's serializeInto of `object`, writing `walker.tape`. */
@@ -177,7 +289,7 @@ function createWalk(bson, layout) {
 
     let fr = walker.frame(0);
     srcs[0] = object;
-    makeFrame(fr, object, checkKeys, ignoreUndefined, false);
+    makeFrame(fr, object, checkKeys, ignoreUndefined, false, BSONError);
     // the current frame, in locals
     let kind = fr.kind;
     let target = fr.target;
@@ -201,34 +313,13 @@ function createWalk(bson, layout) {
           key = keys[idx++];
           value = target[key];
           if (typeof value === 'number' || typeof value === 'string') {
-            // Document lane: numbers and strings under plain cached keys.
-            // (`keys` is our own array, so its length may be re-read freely.)
-            let handOver = false;
-            for (;;) {
-              if (typeof value.toBSON === 'function') {
-                toBSONChecked = true;
-                handOver = true;
-                break;
-              }
-              const entry = keyEntry(key, memoSlot(depth, idx));
-              const kb = entry & K_REF;
-              if ((entry & K_FLAGS) !== 0 || kb === 0) {
-                // a key to check or to send inline: the generic path (toBSON is known to be absent)
-                toBSONAbsent = true;
-                handOver = true;
-                break;
-              }
-              if (typeof value === 'number') writeNumber(t, kb, key, value);
-              else writeString(t, kb, key, value);
-              if (!t.hasRoom() || idx >= keys.length) break;
-              key = keys[idx++];
-              value = target[key];
-              if (typeof value !== 'number' && typeof value !== 'string') {
-                handOver = true;
-                break;
-              }
-            }
-            if (!handOver) continue;
+            idx = documentLane(walker, t, target, keys, idx, depth, key, value);
+            const hand = walker.hand;
+            if (hand === HAND_NONE) continue;
+            key = walker.key;
+            value = walker.value;
+            if (hand === HAND_TOBSON) toBSONChecked = true;
+            else if (hand === HAND_NO_TOBSON) toBSONAbsent = true;
           }
         }
       } else if (kind === KIND_ARR) {
@@ -237,51 +328,20 @@ function createWalk(bson, layout) {
           let i = idx++;
           value = target[i];
           if (rustArr && (typeof value === 'number' || typeof value === 'string' || (typeof value === 'object' && value !== null))) {
-            // Array lane: the generic path's reads (length once per element,
-            // each element once, then its toBSON, _bsontype, ... in js-bson's
-            // order); other objects are handed over with what was read (`pre`).
-            let lane = 0; // 0 room needed, 1 end of array, 2 hand `value` to the generic path
-            for (;;) {
-              if (typeof value.toBSON === 'function') {
-                toBSONChecked = true;
-                lane = 2;
-                break;
-              }
-              if (typeof value === 'number') writeNumber(t, -1, i, value);
-              else if (typeof value === 'string') writeString(t, -1, i, value);
-              else if (value._bsontype == null) {
-                if (!(value instanceof Date)) {
-                  pre = PRE_NOT_INSTANCEOF_DATE;
-                  lane = 2;
-                  break;
-                }
-                writeDate(t, -1, i, value);
-              } else {
-                const tag = tagOf(value);
-                if (tag === 'ObjectId') writeObjectId(t, -1, i, value);
-                else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, -1, i, value);
-                else {
-                  pre = PRE_TAG;
-                  preTag = tag;
-                  lane = 2;
-                  break;
-                }
-              }
-              if (!t.hasRoom()) break;
-              if (idx >= target.length) {
-                lane = 1;
-                break;
-              }
-              i = idx++;
-              value = target[i];
-              if (typeof value !== 'number' && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
-                lane = 2;
-                break;
+            idx = arrayLane(walker, t, target, idx, value);
+            const hand = walker.hand;
+            if (hand === HAND_NONE) continue;
+            if (hand === HAND_END) end = true;
+            else {
+              // (room for this element was checked after the last write)
+              i = idx - 1;
+              value = walker.value;
+              if (hand === HAND_TOBSON) toBSONChecked = true;
+              else if (hand === HAND_PRE) {
+                pre = walker.pre;
+                preTag = walker.preTag;
               }
             }
-            if (lane === 0) continue;
-            if (lane === 1) end = true;
-            // lane 2: room for this element was checked after the last write
           }
           key = rustArr ? i : String(i);
         }
@@ -329,7 +389,7 @@ function createWalk(bson, layout) {
         w = rustArr ? -1 : 0;
       } else if (typeof key === 'string') {
         const entry = keyEntry(key, memoSlot(depth, idx));
-        if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck);
+        if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
         w = entry & K_REF;
       } else {
         // js-bson writes a key object such as a String of ≤ 25 ASCII units
@@ -420,7 +480,7 @@ function createWalk(bson, layout) {
       fr = walker.frame(++depth);
       if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
-      makeFrame(fr, nested, nestedCk, nestedIu, nestedRust);
+      makeFrame(fr, nested, nestedCk, nestedIu, nestedRust, BSONError);
       kind = fr.kind;
       target = fr.target;
       keys = fr.keys;
@@ -436,4 +496,4 @@ function createWalk(bson, layout) {
   return walk;
 }
 
-module.exports = { createWalk, Walker, notAString };
+module.exports = { createWalk, Walker };

@@ -1,14 +1,14 @@
 'use strict';
 // serialize / serializeWithBufferAndIndex / calculateObjectSize /
 // setInternalBufferSize, bound to one js-bson copy's classes: option handling
-// and the root checks of js-bson's serializer.ts; the walk (walk.js) writes
-// the tape, one native call (buffers.js, runNative) lays out the bytes.
+// and the root checks of js-bson's serializer.ts; the walk (serialize/walk.js) writes
+// the tape, one native call (serialize/buffers.js, runNative) lays out the bytes.
 const { Buffer } = require('node:buffer');
-const { layoutOf } = require('../layout');
-const { isDate, isRegExp, isUint8Array, isAnyArrayBuffer } = require('./predicates');
-const { runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize } = require('./buffers');
-const { createWalk, Walker } = require('./walk');
-const createSizer = require('../calculate-size');
+const { layoutOf } = require('./layout');
+const { isDate, isRegExp, isUint8Array, isAnyArrayBuffer } = require('./serialize/predicates');
+const { runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize } = require('./serialize/buffers');
+const { createWalk, Walker } = require('./serialize/walk');
+const createSizer = require('./calculate-size');
 
 const walkers = []; // one per re-entrancy level, shared by every js-bson copy
 let level = 0; // re-entrancy depth (serialize called from a toBSON / getter)
@@ -30,7 +30,7 @@ module.exports = function createSerializer(bson) {
   const layout = layoutOf(bson);
   const walk = createWalk(bson, layout);
 
-  /** The whole serialize: walk, native write; returns the length (buffers.js: takeDocument / lastDocument). */
+  /** The whole serialize: walk, native write; returns the length (serialize/buffers.js: takeDocument / lastDocument). */
   function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
     const lvl = level;
     let walker = walkers[lvl];
