@@ -1,0 +1,345 @@
+'use strict';
+// The tape builder: follows the decode tape the Rust reader wrote
+// (ARCHITECTURE.md, "Decode tape") and builds the JS values, bound to one
+// js-bson copy's classes. `build`'s switch has one case per tape op: the one
+// place each BSON type is read back. The reader has validated everything and
+// decided every type and option, so no case checks its input.
+const { Buffer } = require('node:buffer');
+const { tape } = require('./tape');
+const { keys, cachedStrings, factories, arities, assignValue, runDefinitions } = require('./shapes');
+const { F_PROMOTE_VALUES, F_PROMOTE_BUFFERS } = require('./options');
+
+// Op codes (see ARCHITECTURE.md).
+const NUM = 0x01;
+const STR = 0x02;
+const TRUE = 0x03;
+const FALSE = 0x04;
+const NULL = 0x05;
+const UNDEFINED = 0x06;
+const INT32_OBJ = 0x07;
+const DOUBLE_OBJ = 0x08;
+const DATE = 0x09;
+const LONG_OBJ = 0x0a;
+const BIGINT = 0x0b;
+const OID = 0x0c;
+const DECIMAL128 = 0x0d;
+const BINARY = 0x0e;
+const REGEXP = 0x0f;
+const SYMBOL = 0x10;
+const TIMESTAMP = 0x11;
+const MINKEY = 0x12;
+const MAXKEY = 0x13;
+const CODE = 0x14;
+const DBPOINTER = 0x15;
+const RAW = 0x16;
+const STR_CACHED = 0x17;
+const OBJ = 0x20;
+const OBJ_DBREF = 0x21;
+const OBJ_GENERIC = 0x22;
+const OBJ_GENERIC_DBREF = 0x23;
+const ARRAY = 0x24;
+const CODE_W_SCOPE = 0x25;
+const ARRAY_NUMS = 0x26;
+const ARRAY_INTS = 0x27;
+
+// The value stack, shared by every copy's builder.
+const stack = [];
+// Set by the builder when a value on the stack is a view of the input buffer.
+let retainsInput = false;
+
+/** Drops references to the last document's values (small documents' are overwritten by the next). */
+function releaseValues(bodyLen) {
+  if (bodyLen > 16384) stack.fill(undefined, 0, Math.min(stack.length, bodyLen + 1));
+  else if (retainsInput) {
+    // views into the input (Binary, raw) are dropped now
+    const st = stack;
+    const n = st.length < bodyLen + 1 ? st.length : bodyLen + 1;
+    for (let k = 0; k < n; k++) st[k] = undefined;
+  }
+  retainsInput = false;
+}
+
+// Packed arrays (small integers / doubles) that number arrays are copied
+// from, so a new array gets its final size and element kind at once.
+const TEMPLATE_MAX = 65536;
+const intTemplate = [];
+const doubleTemplate = [];
+function numberArray(template, filler, n) {
+  if (n > TEMPLATE_MAX) {
+    const a = [];
+    for (let k = 0; k < n; k++) a.push(filler);
+    return a;
+  }
+  while (template.length < n) template.push(filler);
+  return template.slice(0, n);
+}
+
+function getUint32LE(source, offset) {
+  return source[offset] + source[offset + 1] * 256 + source[offset + 2] * 65536 + source[offset + 3] * 16777216;
+}
+
+function isDBRefLike(value) {
+  return (
+    value != null &&
+    typeof value === 'object' &&
+    '$id' in value &&
+    value.$id != null &&
+    '$ref' in value &&
+    typeof value.$ref === 'string' &&
+    (!('$db' in value) || ('$db' in value && typeof value.$db === 'string'))
+  );
+}
+
+/** js-bson's RegExp flags from BSON regex options. */
+function regExpFlags(options) {
+  let flags = '';
+  for (let k = 0; k < options.length; k++) {
+    switch (options[k]) {
+      case 'm':
+        flags += 'm';
+        break;
+      case 's':
+        flags += 'g';
+        break;
+      case 'i':
+        flags += 'i';
+        break;
+    }
+  }
+  return flags;
+}
+
+/** Copies older than js-bson 6 do not export ByteUtils: the same Node logic. */
+function byteUtilsOf(bson) {
+  return (
+    bson.ByteUtils ?? {
+      toLocalBufferType(potentialBuffer) {
+        if (Buffer.isBuffer(potentialBuffer)) return potentialBuffer;
+        if (ArrayBuffer.isView(potentialBuffer)) {
+          return Buffer.from(potentialBuffer.buffer, potentialBuffer.byteOffset, potentialBuffer.byteLength);
+        }
+        const stringTag = potentialBuffer?.[Symbol.toStringTag] ?? Object.prototype.toString.call(potentialBuffer);
+        if (
+          stringTag === 'ArrayBuffer' ||
+          stringTag === 'SharedArrayBuffer' ||
+          stringTag === '[object ArrayBuffer]' ||
+          stringTag === '[object SharedArrayBuffer]'
+        ) {
+          return Buffer.from(potentialBuffer);
+        }
+        throw new bson.BSONError('Cannot create Buffer from the passed potentialBuffer.');
+      },
+      allocateUnsafe(size) {
+        return Buffer.allocUnsafe(size);
+      }
+    }
+  );
+}
+
+function createBuilder(bson, layout) {
+  const { ObjectId, Long, Binary, UUID, Decimal128, Double, Int32, Code, DBRef } = bson;
+  const { BSONRegExp, BSONSymbol, Timestamp, MinKey, MaxKey, BSONError } = bson;
+  const ByteUtils = byteUtilsOf(bson);
+  const oidAtOffset = layout.objectIdTakesOffset;
+
+  function toPotentialDbRef(doc) {
+    if (isDBRefLike(doc)) {
+      const { $ref, $id, $db, ...fields } = doc;
+      return new DBRef($ref, $id, $db, fields);
+    }
+    return doc;
+  }
+
+  function copyBytes(input, offset, n) {
+    const bytes = ByteUtils.allocateUnsafe(n);
+    for (let k = 0; k < n; k++) bytes[k] = input[offset + k];
+    return bytes;
+  }
+
+  /** Builds the document on the tape (body `bodyLen` words, then `defsLen` words of definitions). */
+  function build(input, flags, bodyLen, defsLen) {
+    const ops = tape.ops;
+    const f64 = tape.f64;
+    const i32 = tape.i32;
+    const i64 = tape.i64;
+    const S = tape.strings;
+    // Definitions first.
+    let si = runDefinitions(ops, 2 + bodyLen, 2 + bodyLen + defsLen, S);
+    const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
+    const promoteBuffers = (flags & F_PROMOTE_BUFFERS) !== 0;
+    const st = stack;
+    const end = 2 + bodyLen;
+    let ni = 0;
+    let sp = 0;
+    let pc = 2;
+    while (pc < end) {
+      const w = ops[pc++];
+      switch (w & 0xff) {
+        case NUM: {
+          // A run of consecutive numbers: doubles, int32s, promoted int64s.
+          const runEnd = ni + (w >>> 8);
+          while (ni < runEnd) st[sp++] = f64[ni++];
+          break;
+        }
+        case STR:
+          st[sp++] = S[si++];
+          break;
+        case STR_CACHED:
+          st[sp++] = cachedStrings[w >>> 8];
+          break;
+        case OBJ: {
+          const id = w >>> 8;
+          sp -= arities[id];
+          st[sp] = factories[id](st, sp);
+          sp++;
+          break;
+        }
+        case TRUE:
+          st[sp++] = true;
+          break;
+        case FALSE:
+          st[sp++] = false;
+          break;
+        case NULL:
+          st[sp++] = null;
+          break;
+        case OID:
+          st[sp++] = oidAtOffset ? new ObjectId(input, ops[pc++]) : new ObjectId(copyBytes(input, ops[pc++], 12));
+          break;
+        case ARRAY_NUMS: {
+          // An array of numbers, built directly (unboxed doubles).
+          const n = w >>> 8;
+          const a = numberArray(doubleTemplate, 0.5, n);
+          for (let k = 0; k < n; k++) a[k] = f64[ni + k];
+          ni += n;
+          st[sp++] = a;
+          break;
+        }
+        case ARRAY_INTS: {
+          // An array of int32 values: small-integer elements, like js-bson's.
+          const n = w >>> 8;
+          const a = numberArray(intTemplate, 0, n);
+          for (let k = 0; k < n; k++) a[k] = f64[ni + k] | 0;
+          ni += n;
+          st[sp++] = a;
+          break;
+        }
+        case ARRAY: {
+          const n = ops[pc++];
+          sp -= n;
+          st[sp] = st.slice(sp, sp + n);
+          sp++;
+          break;
+        }
+        case DATE:
+          st[sp++] = new Date(f64[ni++]);
+          break;
+        case OBJ_GENERIC:
+        case OBJ_GENERIC_DBREF: {
+          const n = ops[pc++];
+          sp -= n;
+          let o = {};
+          for (let k = 0; k < n; k++) {
+            const kw = ops[pc++];
+            assignValue(o, kw === 0 ? S[si++] : keys[kw - 1], st[sp + k]);
+          }
+          if ((w & 0xff) === OBJ_GENERIC_DBREF) o = toPotentialDbRef(o);
+          st[sp++] = o;
+          break;
+        }
+        case OBJ_DBREF: {
+          const id = w >>> 8;
+          sp -= arities[id];
+          st[sp] = toPotentialDbRef(factories[id](st, sp));
+          sp++;
+          break;
+        }
+        case UNDEFINED:
+          st[sp++] = undefined;
+          break;
+        case INT32_OBJ:
+          st[sp++] = new Int32(f64[ni++]);
+          break;
+        case DOUBLE_OBJ:
+          st[sp++] = new Double(f64[ni++]);
+          break;
+        case LONG_OBJ: {
+          // int64 as a Long (promoted int64s arrive as NUM, bigints as BIGINT)
+          const k = 2 * ni++;
+          st[sp++] = new Long(i32[k], i32[k + 1]);
+          break;
+        }
+        case BIGINT:
+          st[sp++] = i64[ni++];
+          break;
+        case DECIMAL128:
+          st[sp++] = new Decimal128(copyBytes(input, ops[pc++], 16));
+          break;
+        case BINARY: {
+          const subType = w >>> 8;
+          const offset = ops[pc++];
+          const view = input.subarray(offset, offset + ops[pc++]);
+          retainsInput = true;
+          let value;
+          if (promoteBuffers && promoteValues) {
+            value = ByteUtils.toLocalBufferType(view);
+          } else {
+            value = new Binary(view, subType);
+            if (subType === 4 && UUID.isValid(value)) value = value.toUUID();
+          }
+          st[sp++] = value;
+          break;
+        }
+        case REGEXP: {
+          const source = S[si++];
+          const options = S[si++];
+          st[sp++] = w >>> 8 === 1 ? new BSONRegExp(source, options) : new RegExp(source, regExpFlags(options));
+          break;
+        }
+        case SYMBOL: {
+          const symbol = S[si++];
+          st[sp++] = promoteValues ? symbol : new BSONSymbol(symbol);
+          break;
+        }
+        case TIMESTAMP: {
+          const offset = ops[pc++];
+          st[sp++] = new Timestamp({ i: getUint32LE(input, offset), t: getUint32LE(input, offset + 4) });
+          break;
+        }
+        case MINKEY:
+          st[sp++] = new MinKey();
+          break;
+        case MAXKEY:
+          st[sp++] = new MaxKey();
+          break;
+        case CODE:
+          st[sp++] = new Code(S[si++]);
+          break;
+        case DBPOINTER: {
+          const namespace = S[si++];
+          st[sp++] = new DBRef(namespace, new ObjectId(copyBytes(input, ops[pc++], 12)));
+          break;
+        }
+        case RAW: {
+          const offset = ops[pc++];
+          retainsInput = true;
+          st[sp++] = input.subarray(offset, offset + ops[pc++]);
+          break;
+        }
+        case CODE_W_SCOPE: {
+          const scope = st[--sp];
+          const code = st[sp - 1];
+          st[sp - 1] = new Code(code, scope);
+          break;
+        }
+        default:
+          throw new BSONError('bson-rs internal error: unknown tape op ' + (w & 0xff));
+      }
+    }
+    return st[0];
+  }
+
+  return { build, ByteUtils, regExpFlags };
+}
+
+module.exports = { createBuilder, releaseValues, regExpFlags };

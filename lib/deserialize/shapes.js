@@ -1,0 +1,103 @@
+'use strict';
+// The decoder's tables mirroring the Rust reader's caches (one set per
+// environment): key strings by key id, short-string value cache slots, and
+// per-shape object factories. Filled by the tape's definitions section
+// (DEF_KEY, DEF_SHAPE, DEF_STR) before the body is built.
+
+// Dense arrays (never holey past their length): a sparse write would turn
+// them into hash-table ("dictionary") elements, slow to read.
+const keys = []; // key id -> key string
+const cachedStrings = new Array(4096).fill(''); // value-cache slot -> string
+const factories = []; // shape id -> (stack, base) => object
+const arities = []; // shape id -> key count
+
+const DEF_KEY = 0x30;
+const DEF_SHAPE = 0x31;
+// (0x32 DEF_STR: any other definition op)
+
+let codeGeneration = true;
+try {
+  codeGeneration = new Function('return 1')() === 1;
+} catch {
+  codeGeneration = false;
+}
+
+// js-bson's assignValue: never let a "__proto__" key set the prototype.
+function assignValue(dest, name, value) {
+  if (name === '__proto__') {
+    Object.defineProperty(dest, name, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    dest[name] = value;
+  }
+}
+
+function setDense(array, index, value) {
+  while (array.length < index) array.push(undefined);
+  array[index] = value;
+}
+
+// A shape's factory builds its first objects with a loop; its code is
+// generated (`new Function`) only once it has built COMPILE_AFTER objects, so
+// key sequences that recur only a few times (dynamic keys) never pay for a
+// compilation.
+const COMPILE_AFTER = 8;
+
+function compileFactory(names) {
+  const n = names.length;
+  let src = 'return {';
+  for (let k = 0; k < n; k++) {
+    const quoted = JSON.stringify(names[k]);
+    // A computed key defines an own property, even for "__proto__".
+    src += (names[k] === '__proto__' ? '[' + quoted + ']' : quoted) + ':s[b' + (k === 0 ? '' : '+' + k) + '],';
+  }
+  src += '};';
+  try {
+    return new Function('s', 'b', src);
+  } catch {
+    codeGeneration = false;
+    return null;
+  }
+}
+
+// The factory for shape `id` (stored in factories[id] by the caller).
+function makeFactory(id, names) {
+  const n = names.length;
+  let uses = 0;
+  const loop = function (s, b) {
+    if (++uses === COMPILE_AFTER && codeGeneration && factories[id] === loop) {
+      const compiled = compileFactory(names);
+      if (compiled !== null) {
+        factories[id] = compiled;
+        return compiled(s, b);
+      }
+    }
+    const o = {};
+    for (let k = 0; k < n; k++) assignValue(o, names[k], s[b + k]);
+    return o;
+  };
+  return loop;
+}
+
+/** Runs the definitions section ops[pc..end) with strings S from index 0; returns the next string index. */
+function runDefinitions(ops, pc, end, S) {
+  let si = 0;
+  while (pc < end) {
+    const w = ops[pc++];
+    const op = w & 0xff;
+    if (op === DEF_KEY) {
+      setDense(keys, w >>> 8, S[si++]);
+    } else if (op !== DEF_SHAPE) {
+      cachedStrings[w >>> 8] = S[si++];
+    } else {
+      const id = w >>> 8;
+      const n = ops[pc++];
+      const names = new Array(n);
+      for (let k = 0; k < n; k++) names[k] = keys[ops[pc++]];
+      setDense(factories, id, makeFactory(id, names));
+      setDense(arities, id, n);
+    }
+  }
+  return si;
+}
+
+module.exports = { keys, cachedStrings, factories, arities, assignValue, runDefinitions };

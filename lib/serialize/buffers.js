@@ -1,0 +1,280 @@
+'use strict';
+// The serializer's memory: the encode tape (ops / nums / bytes / args, one
+// Tape per re-entrancy level) and the output buffers (pool, big scratch),
+// and runNative, the one native call that turns a tape into BSON bytes.
+const { Buffer } = require('node:buffer');
+const { addon, SLOT, ensureScratch } = require('../native');
+const { countDocument } = require('./keys');
+const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
+
+// Slots 2..5 are managed here: each Tape owns its buffers and registers them
+// before its native call; the output buffer is shared (it is only used inside
+// a native call and copied out at once).
+const registered = [];
+for (const slot of [SLOT.encOps, SLOT.encNums, SLOT.encBytes, SLOT.encOut]) {
+  registered[slot] = ensureScratch(slot, 0);
+}
+function register(slot, buffer) {
+  if (registered[slot] !== buffer) {
+    addon.setScratch(slot, buffer);
+    registered[slot] = buffer;
+  }
+}
+
+/**
+ * One encode tape and its write positions. The type writers (types.js) write
+ * at `opi` / `ni` / `bi` / `ai`; the walk checks `hasRoom()` once per element
+ * (an element writes at most 1 op, 2 number slots and 64 bytes, or grows the
+ * bytes tape itself with `reserveBytes`).
+ */
+class Tape {
+  constructor(level) {
+    this.setOps(level === 0 ? registered[SLOT.encOps] : new ArrayBuffer(MIN_TAPE));
+    this.setNums(level === 0 ? registered[SLOT.encNums] : new ArrayBuffer(MIN_TAPE));
+    this.setBytes(level === 0 ? registered[SLOT.encBytes] : new ArrayBuffer(MIN_TAPE));
+    this.args = [0, 0, 0];
+    this.opi = 0; // next op word
+    this.ni = 0; // next 8-byte number slot
+    this.bi = 0; // next byte
+    this.ai = ARG0; // next string / byte arg
+    this.ext = 0; // a lower bound of the string and binary bytes sent as args (sizes the output)
+  }
+  reset() {
+    this.opi = 0;
+    this.ni = 0;
+    this.bi = 0;
+    this.ai = ARG0;
+    this.ext = 0;
+  }
+  // (limits and sizes kept as plain numbers: cheaper to test after every element than byteLength)
+  setOps(buffer) {
+    this.opsBuf = buffer;
+    this.ops = new Int32Array(buffer);
+    this.opsLimit = this.ops.length - 2;
+    this.opsSize = buffer.byteLength;
+  }
+  setNums(buffer) {
+    this.numsBuf = buffer;
+    this.numsSize = buffer.byteLength;
+    this.f64 = new Float64Array(buffer);
+    this.i32 = new Int32Array(buffer);
+    this.i64 = new BigInt64Array(buffer);
+    this.numsLimit = this.f64.length - 2;
+  }
+  setBytes(buffer) {
+    this.bytesBuf = buffer;
+    this.bytesSize = buffer.byteLength;
+    this.u8 = new Uint8Array(buffer);
+    this.bytesLimit = this.u8.length - 64;
+  }
+  hasRoom() {
+    return this.opi < this.opsLimit && this.ni < this.numsLimit && this.bi < this.bytesLimit;
+  }
+  /** Grows whichever buffer is near its end. */
+  grow() {
+    if (this.opi >= this.opsLimit) {
+      const old = this.ops;
+      this.setOps(new ArrayBuffer(old.byteLength * 2));
+      this.ops.set(old);
+    }
+    if (this.ni >= this.numsLimit) {
+      const old = this.f64;
+      this.setNums(new ArrayBuffer(old.byteLength * 2));
+      this.f64.set(old);
+    }
+    if (this.bi >= this.bytesLimit) this.reserveBytes(0);
+  }
+  /** Makes room for `n` more bytes (plus the 64 of an element) on the bytes tape. */
+  reserveBytes(n) {
+    const needed = this.bi + n + 64;
+    if (n !== 0 && needed - 64 <= this.bytesLimit) return;
+    const old = this.u8;
+    let size = old.byteLength * 2;
+    while (size < needed) size *= 2;
+    this.setBytes(new ArrayBuffer(size));
+    if (this.bi > 0) this.u8.set(old.subarray(0, this.bi));
+  }
+  /** Drops references to user values after a call; tapes grown for a huge document shrink. */
+  release() {
+    // (the args array keeps its length, so the next document of the same shape needs no resize)
+    const args = this.args;
+    const argc = this.ai;
+    if (args.length > 65536) args.length = ARG0;
+    else if (argc > ARG0) args.fill(undefined, ARG0, argc);
+    if (this.opsSize > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
+    if (this.numsSize > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
+    // (the bytes tape also holds binary data: kept up to js-bson's 17 MiB buffer size)
+    if (this.bytesSize > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
+  }
+}
+
+// ---- output ----
+// Small documents are written straight into a pool ArrayBuffer and returned
+// as Buffer views of it (no copy; a new pool when it is used up, like Node's
+// Buffer pool). Larger ones go to the `big` scratch and are copied into an
+// exact-size Buffer; `big` is shrunk again after a huge one.
+const POOL_SIZE = 120 * 1024; // below glibc's 128 KiB mmap threshold: reused heap memory, no fresh pages
+const POOL_DOC_MAX = POOL_SIZE / 4;
+const MAX_PRESIZE = 64 * 1024 * 1024;
+let pool = registered[SLOT.encOut];
+let poolPos = 0;
+let big = null;
+let configuredOut = 0; // setInternalBufferSize / minInternalBufferSize
+// where the last runNative wrote: buffer, offset
+let lastBuf = pool;
+let lastOff = 0;
+
+// Buffer.allocUnsafeSlow: an ArrayBuffer of its own that is not zero-filled.
+function rawArrayBuffer(size) {
+  const b = Buffer.allocUnsafeSlow(size);
+  return b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b.buffer : new ArrayBuffer(size);
+}
+
+function newPool() {
+  pool = rawArrayBuffer(POOL_SIZE);
+  poolPos = 0;
+}
+
+function ensureBig(needed) {
+  if (big === null || big.byteLength < needed) {
+    let size = big === null ? POOL_SIZE : big.byteLength;
+    while (size < needed) size *= 2;
+    big = rawArrayBuffer(size);
+  }
+}
+
+function shrinkBig() {
+  if (big !== null && big.byteLength > KEEP_OUT && big.byteLength > configuredOut) {
+    big = null;
+    register(SLOT.encOut, pool);
+  }
+}
+
+// js-bson's internal buffer starts at 17 MiB and only grows; its size decides
+// when setInternalBufferSize / minInternalBufferSize allocate (and may throw).
+let internalSize = 17 * 1024 * 1024;
+/** js-bson's `if (buffer.length < size) buffer = ByteUtils.allocate(size)`, with its errors. */
+function ensureInternalSize(size) {
+  if (internalSize < size) {
+    if (typeof size !== 'number' || !(size <= require('node:buffer').constants.MAX_LENGTH)) {
+      Buffer.alloc(size); // throws js-bson's error before allocating anything
+      return;
+    }
+    internalSize = size;
+    // bson-rs needs no such buffer: it only pre-sizes its scratch (bounded)
+    const want = Math.min(Math.floor(size), MAX_PRESIZE);
+    if (want > configuredOut) configuredOut = want;
+    ensureBig(want);
+  }
+}
+
+/** Runs the native writer over the tape; returns the document length (see takeDocument / lastDocument). */
+function runNative(tape, BSONError, fresh) {
+  countDocument();
+  const opsLen = tape.opi;
+  const argc = tape.ai;
+  register(SLOT.encOps, tape.opsBuf);
+  register(SLOT.encNums, tape.numsBuf);
+  register(SLOT.encBytes, tape.bytesBuf);
+  const args = tape.args;
+  if (args.length !== argc) args.length = argc;
+  args[1] = opsLen;
+  let target;
+  let offset;
+  // A rough size from the tape (string and binary args counted by their
+  // length, a lower bound of their bytes) picks the buffer, so that a second
+  // (sizing) pass is rare.
+  const ext = tape.ext;
+  let estimate = opsLen * 8 + tape.bi + ext;
+  // (past MAX_PRESIZE, or not a number for odd Binary positions: sized by Rust's count instead)
+  if (!(estimate <= MAX_PRESIZE)) estimate = opsLen * 8 + tape.bi;
+  if (estimate > POOL_DOC_MAX) {
+    if (fresh && ext + tape.bi >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+      // Mostly long strings / binaries / tape bytes: the estimate is close to the size, so
+      // the document is written into its own buffer and returned without a copy.
+      target = rawArrayBuffer(estimate + 256);
+    } else {
+      ensureBig(estimate);
+      target = big;
+    }
+    offset = 0;
+  } else {
+    if (POOL_SIZE - poolPos < 2 * estimate + 256) newPool();
+    target = pool;
+    offset = poolPos;
+  }
+  for (;;) {
+    register(SLOT.encOut, target);
+    args[2] = offset;
+    let r;
+    if (argc <= ARG0 + 2) {
+      // direct calls for the common few-argument cases
+      if (argc === ARG0) r = addon.encode(1, opsLen, offset);
+      else if (argc === ARG0 + 1) r = addon.encode(1, opsLen, offset, args[ARG0]);
+      else r = addon.encode(1, opsLen, offset, args[ARG0], args[ARG0 + 1]);
+    } else if (argc <= CHUNK + ARG0) {
+      args[0] = 1;
+      r = addon.encode.apply(undefined, args);
+    } else {
+      let at = ARG0;
+      let first = 1;
+      do {
+        const end = Math.min(argc, at + CHUNK);
+        const chunk = [first, opsLen, offset];
+        for (let i = at; i < end; i++) chunk.push(args[i]);
+        r = addon.encode.apply(undefined, chunk);
+        at = end;
+        first = 0;
+      } while (r === -1 && at < argc);
+    }
+    if (typeof r === 'string') throw new BSONError(r);
+    if (r >= 0) {
+      lastBuf = target;
+      lastOff = offset;
+      return r;
+    }
+    if (r === -1) throw new BSONError('bson-rs: encoder needed more arguments than the walk produced');
+    const needed = -r - 2;
+    if (needed > MAX_BSON_SIZE) {
+      throw new BSONError(
+        `Document exceeds the maximum BSON document size of ${MAX_BSON_SIZE} bytes`
+      );
+    }
+    if (needed <= POOL_DOC_MAX) {
+      newPool();
+      target = pool;
+    } else if (fresh && needed <= MAX_PRESIZE) {
+      target = rawArrayBuffer(needed);
+    } else {
+      ensureBig(needed);
+      target = big;
+    }
+    offset = 0;
+  }
+}
+
+/** The last document written by runNative(…, fresh = true) as a Buffer of its own or a pool view. */
+function takeDocument(n) {
+  if (lastBuf === pool) {
+    // a view of the pool; the next document starts at the next 8-byte boundary
+    const result = Buffer.from(pool, lastOff, n);
+    poolPos = (lastOff + n + 7) & ~7;
+    return result;
+  }
+  if (lastBuf !== big) {
+    // a buffer of its own (sized by the estimate): returned as a view if it is nearly full
+    const cap = lastBuf.byteLength;
+    if (n >= cap - (cap >> 3)) return Buffer.from(lastBuf, 0, n);
+  }
+  const result = Buffer.allocUnsafe(n);
+  result.set(new Uint8Array(lastBuf, 0, n));
+  shrinkBig();
+  return result;
+}
+
+/** The last document written by runNative as a transient view (valid until the next call). */
+function lastDocument(n) {
+  return new Uint8Array(lastBuf, lastOff, n); // the pool position is not advanced
+}
+
+module.exports = { Tape, runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize };

@@ -1,0 +1,83 @@
+'use strict';
+// The encoder's key cache: key string -> entry = ((id + 1) << 8) | flags, where
+// id is the key's number in the native key table (addon.defineKey) and flags
+// are the js-bson key checks that would fail. Shared by every js-bson copy
+// (one native key table per environment); bounded (KEY_CACHE_MAX keys).
+const { addon } = require('../native');
+
+const KEY_CACHE_MAX = 65536;
+const KEY_MAX_LENGTH = 64; // longer keys are sent inline
+const K_NUL = 1;
+const K_DOLLAR = 2;
+const K_DOT = 4;
+const K_FLAGS = 7;
+const K_REF = ~0xff; // entry & K_REF: the key's tape bits (0 = send the key inline)
+
+const keyCache = new Map();
+let nextKeyId = 0;
+const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
+
+// Key memo of the walk, by slot = ((depth & 15) << 6) | (position & 63):
+// documents of one shape hit it with a pointer compare of the interned key
+// instead of a Map lookup.
+const memoKeys = new Array(1024).fill('');
+const memoEntries = new Int32Array(1024);
+
+function keyFlags(key) {
+  if (key[0] === '$' && ignoreKeys.has(key)) return 0;
+  let flags = 0;
+  if (key.indexOf('\x00') !== -1) flags |= K_NUL;
+  if (key[0] === '$') flags |= K_DOLLAR;
+  if (key.includes('.')) flags |= K_DOT;
+  return flags;
+}
+
+// Adaptive defining: documents with ever-new keys (dynamic keys) would fill
+// the cache with keys that never hit, paying a native defineKey call each.
+// A window ends after KEY_WINDOW new keys or 2 * KEY_WINDOW documents; when
+// its new keys came at more than one per two documents, the next window is
+// "cold": only one new key in KEY_COLD_SAMPLE is defined, the others are sent
+// inline (and not cached), so keys that do recur still get defined.
+const KEY_WINDOW = 4096;
+const KEY_COLD_SAMPLE = 16;
+const window = { docs: 0, fresh: 0, cold: false, skip: 0 };
+
+/** Counts one serialized document in the adaptive window (called per native write). */
+function countDocument() {
+  window.docs++;
+}
+
+/** Cache entry of a key not cached yet (defined in the native key table if there is room). */
+function newKey(key) {
+  const flags = keyFlags(key);
+  if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
+  if (++window.fresh >= KEY_WINDOW || window.docs >= 2 * KEY_WINDOW) {
+    window.cold = window.fresh * 2 > window.docs;
+    window.fresh = 0;
+    window.docs = 0;
+  }
+  if (window.cold && ++window.skip < KEY_COLD_SAMPLE) return flags; // inline key
+  window.skip = 0;
+  const id = nextKeyId++;
+  addon.defineKey(id, key);
+  const entry = ((id + 1) << 8) | flags;
+  keyCache.set(key, entry);
+  return entry;
+}
+
+/** The entry of string key `key` at memo slot `m` (see memoKeys). */
+function keyEntry(key, m) {
+  if (memoKeys[m] === key) return memoEntries[m];
+  let entry = keyCache.get(key);
+  if (entry === undefined) entry = newKey(key);
+  memoKeys[m] = key;
+  memoEntries[m] = entry;
+  return entry;
+}
+
+/** The memo slot of the key at position `idx` (1-based, after the increment) at `depth`. */
+function memoSlot(depth, idx) {
+  return ((depth & 15) << 6) | (idx & 63);
+}
+
+module.exports = { keyEntry, memoSlot, countDocument, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };

@@ -1,0 +1,41 @@
+'use strict';
+// The encode tape's op codes and limits (ARCHITECTURE.md, "Encode tape").
+// A tape word is `op | keyRef << 8`; see lib/serialize/types.js for who writes each op.
+module.exports = Object.freeze({
+  END: 0x00,
+  DOUBLE: 0x01,
+  STRING: 0x02,
+  DOC: 0x03,
+  ARRAY: 0x04,
+  BINARY: 0x05,
+  OID: 0x07,
+  FALSE: 0x08,
+  DATE: 0x09,
+  NULL: 0x0a,
+  REGEX: 0x0b,
+  CODE: 0x0d,
+  SYMBOL: 0x0e,
+  CODE_W_SCOPE: 0x0f,
+  INT32: 0x10,
+  TIMESTAMP: 0x11,
+  INT64: 0x12,
+  DECIMAL128: 0x13,
+  TRUE: 0x18,
+  SKIP: 0x20,
+  STRING_BYTES: 0x22,
+  OID_INTS: 0x23,
+  BINARY_BYTES: 0x24,
+  MAXKEY: 0x7f,
+  MINKEY: 0xff,
+
+  // Binary data up to this size is copied into the bytes tape when the walk
+  // reaches it (as js-bson does); larger data is passed by reference and read
+  // by Rust after the walk (README: differences).
+  COPY_BINARY_MAX: 8192,
+  SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
+  CHUNK: 8192, // max string/byte args per native call
+  ARG0: 3, // args[0..2] = first, opsLen, outOffset; string/byte args start here
+  MIN_TAPE: 64 * 1024,
+  KEEP_OUT: 17 * 1024 * 1024, // output / bytes scratch kept after a document up to this size
+  MAX_BSON_SIZE: 2147483647
+});

@@ -1,0 +1,37 @@
+'use strict';
+// js-bson's type predicates (parser/utils.ts), shared by the serialize walk,
+// calculateObjectSize and the root checks.
+const typedArrayTag = Object.getOwnPropertyDescriptor(
+  Object.getPrototypeOf(Uint8Array.prototype),
+  Symbol.toStringTag
+).get;
+const objectToString = Object.prototype.toString;
+
+function isUint8Array(value) {
+  return typedArrayTag.call(value) === 'Uint8Array';
+}
+function isAnyArrayBuffer(value) {
+  return (
+    typeof value === 'object' &&
+    value != null &&
+    Symbol.toStringTag in value &&
+    (value[Symbol.toStringTag] === 'ArrayBuffer' ||
+      value[Symbol.toStringTag] === 'SharedArrayBuffer')
+  );
+}
+function isRegExp(value) {
+  return value instanceof RegExp || objectToString.call(value) === '[object RegExp]';
+}
+function isMap(value) {
+  return (
+    typeof value === 'object' &&
+    value != null &&
+    Symbol.toStringTag in value &&
+    value[Symbol.toStringTag] === 'Map'
+  );
+}
+function isDate(value) {
+  return value instanceof Date || objectToString.call(value) === '[object Date]';
+}
+
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate };

@@ -1,0 +1,380 @@
+'use strict';
+// How each BSON type is put on the encode tape: one small function per type,
+// in the spirit of js-bson's serializer.ts (serializeString, serializeLong, …).
+// Each makes exactly js-bson's reads of the value, in js-bson's order; the walk
+// (walk.js) decides which one to call, and the Rust writer (core, "encode")
+// turns the tape into bytes.
+//
+// Every writer takes (t, w, key, value): t the Tape (buffers.js), w the key
+// word (> 0 a cached key's tape bits, 0 the key is sent inline, -1 an array
+// index written by Rust, -2 a non-string Map key, which throws), key the key.
+// V8 inlines these into the walk's loops.
+const OP = require('./ops');
+
+const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
+const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
+const { BINARY_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+
+const nullByte = /\x00/; // eslint-disable-line no-control-regex
+const REGEXP_FLAGS = ['', 'i', 's', 'is', 'm', 'im', 'sm', 'ism'];
+
+function notAString() {
+  return new TypeError('argument must be a string');
+}
+
+function str(value) {
+  if (typeof value !== 'string') throw notAString();
+  return value;
+}
+
+/** The element's op word, and its key as an arg when it is not cached (see the header). */
+function putOp(t, op, w, key) {
+  if (w > 0) t.ops[t.opi++] = op | w;
+  else {
+    t.ops[t.opi++] = op;
+    if (w !== -1) {
+      if (w === -2) throw notAString(); // js-bson's TypeError for a non-string Map key
+      t.args[t.ai++] = key;
+    }
+  }
+}
+
+/** Closes the innermost document / array (and a code-with-scope around it). */
+function writeEnd(t) {
+  t.ops[t.opi++] = END;
+}
+
+/** A value js-bson skips; inside an array written by Rust it still takes an index. */
+function writeSkip(t, rustArr) {
+  if (rustArr) t.ops[t.opi++] = SKIP;
+}
+
+function writeNull(t, w, key) {
+  putOp(t, NULL, w, key);
+}
+
+function writeBoolean(t, w, key, value) {
+  putOp(t, value ? TRUE : FALSE, w, key);
+}
+
+/** A JS number: int32 when it is one (not -0), else a double. */
+function writeNumber(t, w, key, value) {
+  if ((value | 0) === value && (value !== 0 || 1 / value > 0)) {
+    putOp(t, INT32, w, key);
+    t.i32[t.ni * 2] = value;
+  } else {
+    putOp(t, DOUBLE, w, key);
+    t.f64[t.ni] = value;
+  }
+  t.ni++;
+}
+
+/**
+ * A string: short ASCII ones go to the bytes tape (as js-bson's
+ * tryWriteBasicLatin); others are string args that Rust writes as UTF-8.
+ */
+function writeString(t, w, key, value) {
+  const n = value.length;
+  if (n <= SHORT_STRING_BYTES) {
+    const u8 = t.u8;
+    const bi = t.bi;
+    let j = 0;
+    for (; j < n; j++) {
+      const c = value.charCodeAt(j);
+      if (c > 127) break;
+      u8[bi + j] = c;
+    }
+    if (j === n) {
+      putOp(t, STRING_BYTES, w, key);
+      t.i32[t.ni * 2] = n;
+      t.ni++;
+      t.bi = bi + n;
+      return;
+    }
+  }
+  putOp(t, STRING, w, key);
+  t.args[t.ai++] = value;
+  t.ext += n;
+}
+
+/** A bigint: int64. (A Long object is writeLong.) */
+function writeBigInt(t, w, key, value) {
+  putOp(t, INT64, w, key);
+  t.i64[t.ni++] = value;
+}
+
+function writeDate(t, w, key, value) {
+  putOp(t, DATE, w, key);
+  t.f64[t.ni++] = value.getTime();
+}
+
+/** A Uint8Array (or Buffer) value: binary subtype 0. */
+function writeUint8Array(t, w, key, value) {
+  putOp(t, BINARY, w, key);
+  const size = value.length;
+  t.i32[t.ni * 2] = size;
+  t.i32[t.ni * 2 + 1] = 0;
+  t.ni++;
+  if (size <= COPY_BINARY_MAX && ArrayBuffer.isView(value) && size <= value.byteLength) {
+    // copied now (js-bson copies at this point: a later getter's change is not seen)
+    t.ops[t.opi - 1] = (t.ops[t.opi - 1] & ~0xff) | BINARY_BYTES;
+    t.reserveBytes(size);
+    copyBytes(t.u8, t.bi, value, size);
+    t.bi += size;
+  } else {
+    t.args[t.ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
+    t.ext += size;
+  }
+}
+
+/** Opens a nested document or array (the walk then enters it). */
+function writeDocument(t, w, key, isArray) {
+  putOp(t, isArray ? ARRAY : DOC, w, key);
+}
+
+/** The writers that depend on the js-bson copy (its classes, symbols and layout). */
+function createTypes(bson, layout) {
+  const { BSONError, BSONVersionError, Binary } = bson;
+  const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
+  const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
+  const BSON_MAJOR_VERSION = layout.major ?? 7;
+  const SUBTYPE_BYTE_ARRAY = Binary?.SUBTYPE_BYTE_ARRAY ?? 2;
+  const SUBTYPE_VECTOR = Binary?.SUBTYPE_VECTOR ?? 9;
+  const VECTOR_TYPE = Binary?.VECTOR_TYPE ?? { Int8: 0x03, Float32: 0x27, PackedBit: 0x10 };
+  // The ObjectId fast path reads i0..i3 in place of calling serializeInto, which is
+  // exact only where the copy stores its bytes that way; elsewhere a sentinel that
+  // no value's serializeInto can equal sends every ObjectId through serializeInto.
+  const oidSerializeInto = layout.objectIdIsFourInts ? bson.ObjectId.prototype.serializeInto : Object.freeze({});
+
+  /** js-bson's version check of a value with a `_bsontype`, then its type tag. */
+  function tagOf(value) {
+    if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+    return value[bsonType];
+  }
+
+  function writeRegExp(t, w, key, value) {
+    putOp(t, REGEX, w, key);
+    if (value.source && value.source.match(nullByte) != null) {
+      throw new BSONError('value ' + value.source + ' must not contain null bytes');
+    }
+    t.args[t.ai++] = value.source;
+    t.args[t.ai++] =
+      REGEXP_FLAGS[(value.ignoreCase ? 1 : 0) | (value.global ? 2 : 0) | (value.multiline ? 4 : 0)];
+  }
+
+  function writeObjectId(t, w, key, value) {
+    const serializeInto = value.serializeInto; // read once, as js-bson's call does
+    if (serializeInto === oidSerializeInto) {
+      // js-bson's own ObjectId#serializeInto writes i0..i3 as 3 bytes each: send the ints
+      putOp(t, OID_INTS, w, key);
+      const k = t.ni * 2;
+      const i32 = t.i32;
+      // js-bson's serializeInto reads each field three times (one per byte)
+      i32[k] = oidInt(value.i0, value.i0, value.i0);
+      i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+      i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+      i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
+      t.ni += 2;
+      return;
+    }
+    putOp(t, OID, w, key);
+    serializeInto.call(value, t.u8, t.bi);
+    t.bi += 12;
+  }
+
+  function writeDecimal128(t, w, key, value) {
+    putOp(t, DECIMAL128, w, key);
+    const u8 = t.u8;
+    const bi = t.bi;
+    for (let i = 0; i < 16; i++) u8[bi + i] = value.bytes[i]; // as js-bson: bytes read per byte
+    t.bi = bi + 16;
+  }
+
+  /** A Long (int64) or a Timestamp: js-bson reads the tag again, then the two halves. */
+  function writeLong(t, w, key, value) {
+    putOp(t, value[bsonType] === 'Long' ? INT64 : TIMESTAMP, w, key);
+    const k = t.ni * 2;
+    t.i32[k] = value.getLowBits();
+    t.i32[k + 1] = value.getHighBits();
+    t.ni++;
+  }
+
+  /** A Double object. */
+  function writeDouble(t, w, key, value) {
+    putOp(t, DOUBLE, w, key);
+    t.f64[t.ni++] = value.value;
+  }
+
+  /** An Int32 object. */
+  function writeInt32(t, w, key, value) {
+    const v = value.valueOf();
+    putOp(t, INT32, w, key);
+    t.i32[t.ni * 2] = v;
+    t.ni++;
+  }
+
+  /** A Code: returns its scope (a code-with-scope; the walk then enters the scope) or null. */
+  function writeCode(t, w, key, value) {
+    if (value.scope && typeof value.scope === 'object') {
+      putOp(t, CODE_W_SCOPE, w, key);
+      t.args[t.ai++] = str(value.code);
+      return value.scope;
+    }
+    putOp(t, CODE, w, key);
+    t.args[t.ai++] = str(value.code.toString());
+    return null;
+  }
+
+  /** A function with serializeFunctions: code. */
+  function writeFunction(t, w, key, value) {
+    putOp(t, CODE, w, key);
+    t.args[t.ai++] = str(value.toString());
+  }
+
+  function writeBinary(t, w, key, value) {
+    const opOfBinary = t.opi;
+    putOp(t, BINARY, w, key);
+    // js-bson's reads, in order: buffer, position, sub_type four times
+    const data = value.buffer;
+    const size = value.position;
+    value.sub_type; // eslint-disable-line no-unused-expressions
+    const subByte = value.sub_type;
+    const byteArray = value.sub_type === SUBTYPE_BYTE_ARRAY;
+    if (value.sub_type === SUBTYPE_VECTOR) validateBinaryVector(value);
+    value.position; // eslint-disable-line no-unused-expressions -- js-bson advances by it
+    t.i32[t.ni * 2] = size;
+    t.i32[t.ni * 2 + 1] = byteArray ? 2 : (subByte & 0xff) | 0x100;
+    t.ni++;
+    if (
+      data instanceof Uint8Array &&
+      ArrayBuffer.isView(data) &&
+      typeof size === 'number' &&
+      size >= 0 &&
+      size <= COPY_BINARY_MAX &&
+      (size | 0) === size &&
+      size <= data.byteLength
+    ) {
+      // copied now, as js-bson does (a later getter's change is not seen)
+      t.ops[opOfBinary] = (t.ops[opOfBinary] & ~0xff) | BINARY_BYTES;
+      t.reserveBytes(size);
+      copyBytes(t.u8, t.bi, data, size);
+      t.bi += size;
+    } else {
+      // large data: by reference; position past the data (zeros follow) or unusual data: a copy
+      t.args[t.ai++] =
+        data instanceof Uint8Array
+          ? size > COPY_BINARY_MAX && size <= data.byteLength ? data : new Uint8Array(data)
+          : toBytes(data, data?.length);
+      if (typeof size === 'number' && size > 0) t.ext += Math.floor(size);
+    }
+  }
+
+  function validateBinaryVector(vector) {
+    if (vector.sub_type !== SUBTYPE_VECTOR) return;
+    const size = vector.position;
+    const datatype = vector.buffer[0];
+    const padding = vector.buffer[1];
+    if ((datatype === VECTOR_TYPE.Float32 || datatype === VECTOR_TYPE.Int8) && padding !== 0) {
+      throw new BSONError('Invalid Vector: padding must be zero for int8 and float32 vectors');
+    }
+    if (datatype === VECTOR_TYPE.Float32) {
+      if (size !== 0 && size - 2 !== 0 && (size - 2) % 4 !== 0) {
+        throw new BSONError('Invalid Vector: Float32 vector must contain a multiple of 4 bytes');
+      }
+    }
+    if (datatype === VECTOR_TYPE.PackedBit && padding !== 0 && size === 2) {
+      throw new BSONError(
+        'Invalid Vector: padding must be zero for packed bit vectors that are empty'
+      );
+    }
+    if (datatype === VECTOR_TYPE.PackedBit && padding > 7) {
+      throw new BSONError(
+        `Invalid Vector: padding must be a value between 0 and 7. found: ${padding}`
+      );
+    }
+  }
+
+  function writeSymbol(t, w, key, value) {
+    putOp(t, SYMBOL, w, key);
+    t.args[t.ai++] = str(value.value);
+  }
+
+  /** A DBRef: returns the document to write ($ref, $id, $db, fields); the walk enters it. */
+  function writeDBRef(t, w, key, value) {
+    const orderedValues = Object.assign(
+      { $ref: value.collection, $id: value.oid },
+      value.db != null ? { $db: value.db } : null,
+      value.fields
+    );
+    putOp(t, DOC, w, key);
+    return orderedValues;
+  }
+
+  function writeBSONRegExp(t, w, key, value) {
+    putOp(t, REGEX, w, key);
+    if (value.pattern.match(nullByte) != null) {
+      throw new BSONError('pattern ' + value.pattern + ' must not contain null bytes');
+    }
+    t.args[t.ai++] = str(value.pattern);
+    t.args[t.ai++] = str(value.options.split('').sort().join(''));
+  }
+
+  /** MinKey or MaxKey (js-bson reads the tag again). */
+  function writeMinMaxKey(t, w, key, value) {
+    putOp(t, value[bsonType] === 'MinKey' ? MINKEY : MAXKEY, w, key);
+  }
+
+  return {
+    tagOf,
+    writeRegExp,
+    writeObjectId,
+    writeDecimal128,
+    writeLong,
+    writeDouble,
+    writeInt32,
+    writeCode,
+    writeFunction,
+    writeBinary,
+    writeSymbol,
+    writeDBRef,
+    writeBSONRegExp,
+    writeMinMaxKey
+  };
+}
+
+/** Copies the first `n` bytes of the Uint8Array `src` into `u8` at `at`. */
+function copyBytes(u8, at, src, n) {
+  if (n <= 32) {
+    for (let j = 0; j < n; j++) u8[at + j] = src[j];
+  } else {
+    u8.set(src.length === n && src.byteLength === n ? src : new Uint8Array(src.buffer, src.byteOffset, n), at);
+  }
+}
+
+/** js-bson's `buffer.set(value)` of an array-like that is not a real typed array. */
+function toBytes(value, size) {
+  const n = typeof size === 'number' && size > 0 ? size : 0;
+  const bytes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) bytes[i] = value[i];
+  return bytes;
+}
+
+/** An ObjectId int from three reads, one per byte (as js-bson's serializeInto). */
+function oidInt(a, b, c) {
+  return (((a >>> 16) & 0xff) << 16) | (((b >>> 8) & 0xff) << 8) | (c & 0xff);
+}
+
+module.exports = {
+  createTypes,
+  notAString,
+  writeEnd,
+  writeSkip,
+  writeNull,
+  writeBoolean,
+  writeNumber,
+  writeString,
+  writeBigInt,
+  writeDate,
+  writeUint8Array,
+  writeDocument
+};

@@ -1,0 +1,508 @@
+'use strict';
+// The serialize walk: js-bson's serializeInto (parser/serializer.ts), check
+// for check and in the same order, so every getter, toBSON() and error happens
+// as in js-bson. It visits the values and dispatches each to its writer in
+// types.js, which puts it on the encode tape (ARCHITECTURE.md, "Encode tape").
+//
+// Two fast lanes (documentLane, arrayLane) take runs of elements without the generic dispatch: plain
+// numbers / strings under cached keys in a document, and numbers, strings,
+// Dates, ObjectIds and Longs in an array. They make the generic path's reads
+// and call the same writers; what they cannot take they hand over with what
+// they already read (toBSONChecked / toBSONAbsent / pre).
+const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
+const { keyEntry, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF } = require('./keys');
+const T = require('./types');
+const { Tape } = require('./buffers');
+
+const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
+const { writeDate, writeUint8Array, writeDocument } = T;
+
+const PRE_NONE = 0;
+const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
+const PRE_TAG = 2; // `_bsontype != null`, version checked, tag read
+// Why a lane stopped (walker.hand).
+const HAND_NONE = 0; // room needed, or the end of a document's keys: back to the loop
+const HAND_END = 1; // the end of the array
+const HAND_PLAIN = 2; // hands over an element it does not take
+const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
+const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
+const HAND_PRE = 5; // ... with what `pre` says was read
+const KIND_OBJ = 0;
+const KIND_ARR = 1;
+const KIND_MAP = 2;
+
+// The circular-structure path (js-bson's `path` Set) is exactly the sources
+// of the open frames: the first SCAN_DEPTH are scanned, deeper ones are in a Set.
+const SCAN_DEPTH = 64;
+function onPath(srcs, depth, path, value) {
+  const n = depth < SCAN_DEPTH ? depth : SCAN_DEPTH - 1;
+  for (let d = 0; d <= n; d++) {
+    if (srcs[d] === value) return true;
+  }
+  return depth >= SCAN_DEPTH && path.has(value);
+}
+
+class Frame {
+  constructor() {
+    this.src = null;
+    this.target = null;
+    this.keys = null;
+    this.iter = null;
+    this.kind = 0;
+    this.idx = 0;
+    this.rustArr = false;
+    this.ck = false;
+    this.iu = false;
+  }
+}
+
+/** Per re-entrancy level: the tape, the frame stack and the circular-structure path. */
+class Walker {
+  constructor(level) {
+    this.tape = new Tape(level);
+    this.maxDepth = 0;
+    this.frames = [];
+    this.srcs = []; // frame sources by depth (the circular-structure path)
+    this.path = new Set();
+    // what a lane hands over (see documentLane / arrayLane)
+    this.hand = 0;
+    this.key = undefined;
+    this.value = undefined;
+    this.pre = PRE_NONE;
+    this.preTag = undefined;
+  }
+  frame(d) {
+    let f = this.frames[d];
+    if (f === undefined) {
+      f = new Frame();
+      this.frames[d] = f;
+    }
+    return f;
+  }
+  /** Drops references to user objects after a call. */
+  release() {
+    const frames = this.frames;
+    const srcs = this.srcs;
+    const maxDepth = this.maxDepth;
+    const n = maxDepth < frames.length ? maxDepth + 1 : frames.length;
+    for (let i = 0; i < n; i++) {
+      const f = frames[i];
+      srcs[i] = undefined;
+      f.src = null;
+      f.target = null;
+      f.keys = null;
+      f.iter = null;
+    }
+    if (frames.length > 4096) {
+      frames.length = 4096;
+      srcs.length = 4096;
+    }
+    if (maxDepth >= SCAN_DEPTH) this.path.clear();
+    this.key = undefined;
+    this.value = undefined;
+    this.preTag = undefined;
+    this.tape.release();
+  }
+}
+
+/**
+ * What js-bson's `tryWriteBasicLatin` makes of a non-string key: the key's
+ * characters if it is string-like with at most 25 units all below 128, else
+ * null (js-bson then throws `argument must be a string`).
+ */
+function basicLatinKey(key) {
+  if (key === null || typeof key !== 'object' || typeof key.charCodeAt !== 'function') return null;
+  const n = key.length;
+  if (n === 0) return '';
+  if (!(n <= 25)) return null;
+  let out = '';
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (!(c <= 127)) return null;
+    out += String.fromCharCode(c);
+  }
+  return out;
+}
+
+function keyError(entry, key, checkKeys, BSONError) {
+  if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
+  if (checkKeys) {
+    if (entry & K_DOLLAR) throw new BSONError('key ' + key + " must not start with '$'");
+    if (entry & K_DOT) throw new BSONError('key ' + key + " must not contain '.'");
+  }
+}
+
+/**
+ * Sets up frame `f` for iterating `source` (js-bson's makeFrame): arrays by
+ * index, Maps by entries(), anything else by Object.keys of its toBSON().
+ */
+function makeFrame(f, source, ck, iu, rustArr, BSONError) {
+  f.src = source;
+  f.ck = ck;
+  f.iu = iu;
+  f.idx = 0;
+  f.rustArr = rustArr;
+  if (Array.isArray(source)) {
+    f.kind = KIND_ARR;
+    f.target = source;
+    f.keys = null;
+    f.iter = null;
+    return;
+  }
+  if (source instanceof Map || isMap(source)) {
+    f.kind = KIND_MAP;
+    f.target = source;
+    f.keys = null;
+    f.iter = source.entries();
+    return;
+  }
+  let target = source;
+  if (typeof target?.toBSON === 'function') {
+    target = target.toBSON();
+    if (target != null && typeof target !== 'object') {
+      throw new BSONError('toBSON function did not return an object');
+    }
+  }
+  f.kind = KIND_OBJ;
+  f.target = target;
+  f.iter = null;
+  f.keys = Object.keys(target);
+}
+
+/** The two fast lanes for one js-bson copy (they call the same writers as the walk). */
+function createLanes(bson, layout, types) {
+  const { BSONVersionError } = bson;
+  const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
+  const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
+  const BSON_MAJOR_VERSION = layout.major ?? 7;
+  const { writeObjectId, writeLong } = types;
+
+  /**
+   * Document lane: numbers and strings under plain cached keys, from `key` /
+   * `value` (read at position idx - 1). Returns the next position; walker.hand
+   * says why it stopped (HAND_NONE: room needed or end of the keys) and
+   * walker.key / walker.value hold the element it hands to the generic path.
+   * (`keys` is our own array, so its length may be re-read freely.)
+   */
+  function documentLane(walker, t, target, keys, idx, depth, key, value) {
+    let hand = HAND_NONE;
+    for (;;) {
+      if (typeof value.toBSON === 'function') {
+        hand = HAND_TOBSON;
+        break;
+      }
+      const entry = keyEntry(key, memoSlot(depth, idx));
+      const kb = entry & K_REF;
+      if ((entry & K_FLAGS) !== 0 || kb === 0) {
+        // a key to check or to send inline: the generic path (toBSON is known to be absent)
+        hand = HAND_NO_TOBSON;
+        break;
+      }
+      if (typeof value === 'number') writeNumber(t, kb, key, value);
+      else writeString(t, kb, key, value);
+      if (!t.hasRoom() || idx >= keys.length) break;
+      key = keys[idx++];
+      value = target[key];
+      if (typeof value !== 'number' && typeof value !== 'string') {
+        hand = HAND_PLAIN;
+        break;
+      }
+    }
+    walker.hand = hand;
+    walker.key = key;
+    walker.value = value;
+    return idx;
+  }
+
+  /**
+   * Array lane (arrays written by Rust): numbers, strings, Dates, ObjectIds
+   * and Longs from `value` (= target[idx - 1]), with the generic path's reads
+   * (length once per element, each element once, then its toBSON, _bsontype,
+   * ... in js-bson's order). Returns the next index; walker.hand says why it
+   * stopped (HAND_NONE room needed, HAND_END end of the array, else it hands
+   * walker.value = target[index - 1] over, with what was read in walker.pre).
+   */
+  function arrayLane(walker, t, target, idx, value) {
+    let i = idx - 1;
+    let hand = HAND_NONE;
+    for (;;) {
+      if (typeof value.toBSON === 'function') {
+        hand = HAND_TOBSON;
+        break;
+      }
+      if (typeof value === 'number') writeNumber(t, -1, i, value);
+      else if (typeof value === 'string') writeString(t, -1, i, value);
+      else if (value._bsontype == null) {
+        if (!(value instanceof Date)) {
+          walker.pre = PRE_NOT_INSTANCEOF_DATE;
+          hand = HAND_PRE;
+          break;
+        }
+        writeDate(t, -1, i, value);
+      } else {
+        // (types.js tagOf's reads, made here: a helper shared with the generic
+        // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
+        if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+        const tag = value[bsonType];
+        if (tag === 'ObjectId') writeObjectId(t, -1, i, value);
+        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, -1, i, value);
+        else {
+          walker.pre = PRE_TAG;
+          walker.preTag = tag;
+          hand = HAND_PRE;
+          break;
+        }
+      }
+      if (!t.hasRoom()) break;
+      if (idx >= target.length) {
+        hand = HAND_END;
+        break;
+      }
+      i = idx++;
+      value = target[i];
+      if (typeof value !== 'number' && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
+        hand = HAND_PLAIN;
+        break;
+      }
+    }
+    walker.hand = hand;
+    walker.value = value;
+    return idx;
+  }
+
+  return { documentLane, arrayLane };
+}
+
+function createWalk(bson, layout) {
+  const { BSONError } = bson;
+  const types = T.createTypes(bson, layout);
+  const { documentLane, arrayLane } = createLanes(bson, layout, types);
+  const { tagOf, writeRegExp, writeObjectId, writeDecimal128, writeLong, writeDouble, writeInt32 } = types;
+  const { writeCode, writeFunction, writeBinary, writeSymbol, writeDBRef, writeBSONRegExp } = types;
+  const { writeMinMaxKey } = types;
+
+  function circular() {
+    return new BSONError('Cannot convert circular structure to BSON');
+  }
+
+  /** The walk: js-bson's serializeInto of `object`, writing `walker.tape`. */
+  function walk(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
+    const t = walker.tape;
+    const path = walker.path;
+    const srcs = walker.srcs;
+    let depth = 0;
+    let toBSONChecked = false;
+    let toBSONAbsent = false;
+    let pre = PRE_NONE; // what the array lane already read of the value it hands over
+    let preTag;
+
+    let fr = walker.frame(0);
+    srcs[0] = object;
+    makeFrame(fr, object, checkKeys, ignoreUndefined, false, BSONError);
+    // the current frame, in locals
+    let kind = fr.kind;
+    let target = fr.target;
+    let keys = fr.keys;
+    let iter = fr.iter;
+    let idx = 0;
+    let isArr = kind === KIND_ARR;
+    let rustArr = false;
+    let ck = fr.ck;
+    let iu = fr.iu;
+
+    for (;;) {
+      if (!t.hasRoom()) t.grow();
+
+      let key;
+      let value;
+      let end = false;
+      if (kind === KIND_OBJ) {
+        if (idx >= keys.length) end = true;
+        else {
+          key = keys[idx++];
+          value = target[key];
+          if (typeof value === 'number' || typeof value === 'string') {
+            idx = documentLane(walker, t, target, keys, idx, depth, key, value);
+            const hand = walker.hand;
+            if (hand === HAND_NONE) continue;
+            key = walker.key;
+            value = walker.value;
+            if (hand === HAND_TOBSON) toBSONChecked = true;
+            else if (hand === HAND_NO_TOBSON) toBSONAbsent = true;
+          }
+        }
+      } else if (kind === KIND_ARR) {
+        if (idx >= target.length) end = true;
+        else {
+          let i = idx++;
+          value = target[i];
+          if (rustArr && (typeof value === 'number' || typeof value === 'string' || (typeof value === 'object' && value !== null))) {
+            idx = arrayLane(walker, t, target, idx, value);
+            const hand = walker.hand;
+            if (hand === HAND_NONE) continue;
+            if (hand === HAND_END) end = true;
+            else {
+              // (room for this element was checked after the last write)
+              i = idx - 1;
+              value = walker.value;
+              if (hand === HAND_TOBSON) toBSONChecked = true;
+              else if (hand === HAND_PRE) {
+                pre = walker.pre;
+                preTag = walker.preTag;
+              }
+            }
+          }
+          key = rustArr ? i : String(i);
+        }
+      } else {
+        const next = iter.next();
+        if (next.done) end = true;
+        else {
+          key = next.value[0];
+          value = next.value[1];
+        }
+      }
+
+      if (end) {
+        writeEnd(t);
+        if (depth >= SCAN_DEPTH) path.delete(fr.src);
+        if (depth === 0) break;
+        fr = walker.frames[--depth];
+        kind = fr.kind;
+        target = fr.target;
+        keys = fr.keys;
+        iter = fr.iter;
+        idx = fr.idx;
+        isArr = kind === KIND_ARR;
+        rustArr = fr.rustArr;
+        ck = fr.ck;
+        iu = fr.iu;
+        continue;
+      }
+
+      if (toBSONChecked) {
+        // a fast lane already read toBSON (a function) for this value
+        toBSONChecked = false;
+        value = value.toBSON();
+      } else if (toBSONAbsent || pre !== PRE_NONE) {
+        // a fast lane already read toBSON (not a function) for this value
+        toBSONAbsent = false;
+      } else if (value != null && typeof value.toBSON === 'function') {
+        value = value.toBSON();
+      }
+
+      // The key word (types.js): > 0 cached key bits, 0 inline, -1 array index written by Rust,
+      // -2 a non-string Map key.
+      let w;
+      if (isArr) {
+        w = rustArr ? -1 : 0;
+      } else if (typeof key === 'string') {
+        const entry = keyEntry(key, memoSlot(depth, idx));
+        if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
+        w = entry & K_REF;
+      } else {
+        // js-bson writes a key object such as a String of ≤ 25 ASCII units
+        // (its latin fast path) and throws for any other non-string key.
+        const latin = basicLatinKey(key);
+        if (latin === null) w = -2;
+        else {
+          key = latin;
+          w = 0;
+        }
+      }
+
+      // Dispatch in js-bson's order. `nested` is set to a document / array to enter.
+      const type = typeof value;
+      let nested = null;
+      let nestedRust = false;
+      let nestedCk = ck;
+      let nestedIu = iu;
+      if (value === undefined) {
+        if (isArr || iu === false) writeNull(t, w, key);
+      } else if (value === null) {
+        writeNull(t, w, key);
+      } else if (type === 'string') {
+        writeString(t, w, key, value);
+      } else if (type === 'number') {
+        writeNumber(t, w, key, value);
+      } else if (type === 'bigint') {
+        writeBigInt(t, w, key, value);
+      } else if (type === 'boolean') {
+        writeBoolean(t, w, key, value);
+      } else if (
+        type === 'object' &&
+        (pre === PRE_NOT_INSTANCEOF_DATE || (pre === PRE_NONE && value._bsontype == null))
+      ) {
+        // (the lane evaluated `_bsontype == null` and the first `instanceof Date`)
+        const skipInstanceof = pre === PRE_NOT_INSTANCEOF_DATE;
+        pre = PRE_NONE;
+        if ((!skipInstanceof && value instanceof Date) || isDate(value)) writeDate(t, w, key, value);
+        else if (value instanceof Uint8Array || isUint8Array(value)) writeUint8Array(t, w, key, value);
+        else if (value instanceof RegExp || isRegExp(value)) writeRegExp(t, w, key, value);
+        else {
+          if (onPath(srcs, depth, path, value)) throw circular();
+          nestedRust = Array.isArray(value);
+          writeDocument(t, w, key, nestedRust);
+          nested = value;
+        }
+      } else if (type === 'object') {
+        let tag;
+        if (pre === PRE_TAG) {
+          // the lane checked the version and read the tag
+          pre = PRE_NONE;
+          tag = preTag;
+          preTag = undefined;
+        } else tag = tagOf(value);
+        if (tag === 'ObjectId') writeObjectId(t, w, key, value);
+        else if (tag === 'Decimal128') writeDecimal128(t, w, key, value);
+        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, w, key, value);
+        else if (tag === 'Double') writeDouble(t, w, key, value);
+        else if (tag === 'Code') {
+          const scope = writeCode(t, w, key, value);
+          if (scope !== null) {
+            if (onPath(srcs, depth, path, scope)) throw circular();
+            nested = scope; // a document: array scopes get explicit keys
+          }
+        } else if (tag === 'Binary') writeBinary(t, w, key, value);
+        else if (tag === 'BSONSymbol') writeSymbol(t, w, key, value);
+        else if (tag === 'DBRef') {
+          nested = writeDBRef(t, w, key, value);
+          nestedCk = false;
+          nestedIu = true;
+        } else if (tag === 'BSONRegExp') writeBSONRegExp(t, w, key, value);
+        else if (tag === 'Int32') writeInt32(t, w, key, value);
+        else if (tag === 'MinKey' || tag === 'MaxKey') writeMinMaxKey(t, w, key, value);
+        else if (typeof value._bsontype !== 'undefined') {
+          throw new BSONError(`Unrecognized or invalid _bsontype: ${String(value._bsontype)}`);
+        } else writeSkip(t, rustArr);
+      } else if (type === 'function' && serializeFunctions) {
+        writeFunction(t, w, key, value);
+      } else {
+        // symbols, functions without serializeFunctions: skipped
+        writeSkip(t, rustArr);
+      }
+      if (nested === null) continue;
+
+      // enter `nested`
+      if (depth + 1 >= SCAN_DEPTH) path.add(nested);
+      fr.idx = idx;
+      fr = walker.frame(++depth);
+      if (depth > walker.maxDepth) walker.maxDepth = depth;
+      srcs[depth] = nested;
+      makeFrame(fr, nested, nestedCk, nestedIu, nestedRust, BSONError);
+      kind = fr.kind;
+      target = fr.target;
+      keys = fr.keys;
+      iter = fr.iter;
+      idx = 0;
+      isArr = kind === KIND_ARR;
+      rustArr = nestedRust;
+      ck = nestedCk;
+      iu = nestedIu;
+    }
+  }
+
+  return walk;
+}
+
+module.exports = { createWalk, Walker };
