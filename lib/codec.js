@@ -18,17 +18,15 @@ const CODEC_NAMES = [
 ];
 
 /**
- * bson 7.0–7.2 serialize and deserialize recursively; their errors on malformed
- * input, nesting limits, cycle and `__proto__` handling and property reads
- * differ from 7.3's in ways bson-rs does not reproduce (test/versions.test.js
- * ran the differential suites against each): refuse them rather than differ.
+ * The bson releases bson-rs reproduces: 6.10 (under mongodb 6 / mongoose 8)
+ * and every 7.x. Others are refused before anything is built.
  */
 function checkVersion(version) {
   const [major, minor] = version.split('.').map(Number);
-  if (major === 7 && minor < 3) {
+  if (!((major === 6 && minor >= 10) || major === 7 || version === 'unknown version')) {
     throw new Error(
-      `bson-rs: refusing bson ${version}: bson-rs reproduces bson 7.3.0 and later, not 7.0–7.2; ` +
-        'update it with `npm update bson` (every mongodb 7.x accepts bson 7.3). Nothing was installed.'
+      `bson-rs: refusing bson ${version}: bson-rs reproduces bson 6.10.x and 7.x; ` +
+        'update it (`npm update bson`, or the mongodb driver that brings it). Nothing was installed.'
     );
   }
 }

@@ -7,7 +7,7 @@ const { Buffer } = require('node:buffer');
 const { layoutOf } = require('./layout');
 const { tape, decodeToTape, releaseTape } = require('./deserialize/tape');
 const { createBuilder, releaseValues, regExpFlags } = require('./deserialize/builder');
-const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP } = require('./deserialize/options');
+const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE } = require('./deserialize/options');
 
 let utf8Cause;
 function invalidUtf8Cause() {
@@ -23,8 +23,11 @@ function invalidUtf8Cause() {
 
 module.exports = function createDeserializer(bson) {
   const { BSONRegExp, BSONError } = bson;
-  const { build, ByteUtils } = createBuilder(bson, layoutOf(bson));
-  const readOptions = createOptionsReader(BSONError);
+  const layout = layoutOf(bson);
+  const { build, ByteUtils } = createBuilder(bson, layout);
+  // The copy's messages for malformed nested documents (see ARCHITECTURE.md, "Reads of js-bson internals").
+  const nestedChecks = layout.readsNestedRecursively ? F_RECURSIVE : 0;
+  const readOptions = createOptionsReader(BSONError, layout.readsInheritedOptions);
   const jsDeserialize = bson.deserialize;
 
   function fail(message, flags) {
@@ -43,7 +46,7 @@ module.exports = function createDeserializer(bson) {
   }
 
   function run(buffer, index, flags, rawNames, utf8Names) {
-    const r = decodeToTape(buffer, index, flags, rawNames, utf8Names);
+    const r = decodeToTape(buffer, index, flags | nestedChecks, rawNames, utf8Names);
     if (typeof r === 'string') fail(r, flags);
     const bodyLen = tape.ops[0];
     try {

@@ -43,6 +43,53 @@ function objectIdTakesOffset(ObjectId) {
   }
 }
 
+/** Does the copy's serializer find a value's type by reading `_bsontype` once
+ * per `else if` (bson 6.x, 7.0-7.2) rather than reading the
+ * `Symbol.for('@@mdb.bson.type')` tag once (7.3+)? Seen by serializing an Int32
+ * behind a Proxy with the copy's own serialize. */
+function tagReadByChain(bson) {
+  try {
+    const tagSymbol = Symbol.for('@@mdb.bson.type');
+    const reads = [];
+    const probe = new Proxy(new bson.Int32(1), {
+      get(target, key, receiver) {
+        reads.push(key);
+        return Reflect.get(target, key, receiver);
+      }
+    });
+    bson.serialize({ v: probe });
+    return !reads.includes(tagSymbol) && reads.filter(k => k === '_bsontype').length > 3;
+  } catch {
+    return false;
+  }
+}
+
+/** Does the copy's deserializer parse a nested document by recursing (bson
+ * 6.x, 7.0-7.2), so that a misplaced terminator is "corrupt object bson"
+ * rather than 7.3's "Bad BSON Document: object not properly terminated"? */
+function readsNestedRecursively(bson) {
+  try {
+    const bytes = Buffer.from(bson.serialize({ a: { b: 1 }, c: 1 }));
+    bytes.writeInt32LE(bytes.readInt32LE(7) + 1, 7); // the inner document claims one byte more
+    bson.deserialize(bytes);
+    return false;
+  } catch (error) {
+    return error !== null && typeof error === 'object' && error.message === 'corrupt object bson';
+  }
+}
+
+/** Does the copy's deserialize see options inherited through the prototype
+ * chain (bson 6.x, 7.0-7.2 read `options.x` directly; 7.3+ copies own
+ * properties first)? */
+function readsInheritedOptions(bson) {
+  try {
+    const value = bson.deserialize(bson.serialize({ n: 1 }), Object.create({ promoteValues: false })).n;
+    return typeof value === 'object' && value !== null;
+  } catch {
+    return false;
+  }
+}
+
 /** The bson major version the copy's classes carry (BSONVersionError checks it). */
 function majorVersion(bson) {
   try {
@@ -82,7 +129,10 @@ function layoutOf(bson) {
     layout = Object.freeze({
       major: majorVersion(bson),
       objectIdIsFourInts: objectIdIsFourInts(bson.ObjectId),
-      objectIdTakesOffset: objectIdTakesOffset(bson.ObjectId)
+      objectIdTakesOffset: objectIdTakesOffset(bson.ObjectId),
+      tagReadByChain: tagReadByChain(bson),
+      readsNestedRecursively: readsNestedRecursively(bson),
+      readsInheritedOptions: readsInheritedOptions(bson)
     });
     layouts.set(bson, layout);
   }

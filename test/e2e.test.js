@@ -1,5 +1,7 @@
 'use strict';
-// End-to-end: the real mongodb 7.x driver and mongoose 9.x against a real
+// End-to-end: the real mongodb 7.x driver and mongoose 9.x (or, with
+// BSON_RS_E2E_STACK=mongoose8 as test/e2e-mongoose8.test.js sets it, mongoose
+// 8.x with its mongodb 6.x and bson 6.x) against a real
 // wire-protocol server (mongoeco, started here), with and without bson-rs
 // installed into the driver. Results must be equal (canonical form incl. class
 // identity), BSON values must be instances of the driver's own bson classes,
@@ -9,8 +11,12 @@
 // they skip with one line saying so, unless CI=true (then that fails too).
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
-const mongodb = require('mongodb');
-const { Mongoose } = require('mongoose');
+const path = require('node:path');
+
+// mongoose 9 + mongodb 7 (bson 7), or the npm alias mongoose8 with the mongodb 6 (bson 6) it brings.
+const MONGOOSE = process.env.BSON_RS_E2E_STACK === 'mongoose8' ? 'mongoose8' : 'mongoose';
+const { Mongoose } = require(MONGOOSE);
+const mongodb = require(require.resolve('mongodb', { paths: [path.dirname(require.resolve(MONGOOSE))] }));
 
 const driver = require('../lib/driver');
 const bsonRs = require('../lib/mongoose');
@@ -26,7 +32,7 @@ const NAMES = driver.CODEC_NAMES;
 // The driver's own bson copy and its pristine js-bson functions, taken before anything is installed.
 const missing = process.env.CI === 'true' ? null : pythonMissing();
 if (missing !== null) {
-  test('e2e tests (mongodb + mongoose against mongoeco)', { skip: `${missing}; under CI=true this fails` }, () => {});
+  test(`e2e tests (${MONGOOSE} + its mongodb against mongoeco)`, { skip: `${missing}; under CI=true this fails` }, () => {});
   return; // the rest of this file needs the server (a CommonJS module may return at its top level)
 }
 

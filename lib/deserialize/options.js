@@ -11,6 +11,8 @@ const F_RAW = 32;
 const F_ALLOW_SMALLER = 64;
 const F_UTF8 = 128;
 const F_UTF8_MAP = 256;
+// bson 6.x / 7.0-7.2's nested-document checks (layout.readsNestedRecursively).
+const F_RECURSIVE = 512;
 const DEFAULT_FLAGS = F_PROMOTE_LONGS | F_PROMOTE_VALUES | F_UTF8;
 
 function getInt32LE(source, offset) {
@@ -97,7 +99,7 @@ function computeRawNames(fieldsAsRaw) {
   return names;
 }
 
-function createOptionsReader(BSONError) {
+function createOptionsReader(BSONError, readsInheritedOptions) {
   // The checks internalDeserialize makes before deserializeObject reads the
   // options; used only to order errors like js-bson when an option is invalid.
   function headerChecks(buffer, index, allowSmaller) {
@@ -132,8 +134,9 @@ function createOptionsReader(BSONError) {
     const index = options && options.index ? options.index : 0;
     const allowSmaller = options.allowObjectSmallerThanBufferSize;
 
-    // deserializeObject reads its settings from an own-property copy.
-    const o = { ...options };
+    // deserializeObject reads its settings from an own-property copy (7.3+),
+    // or from the options object itself, inherited ones too (6.x, 7.0-7.2).
+    const o = readsInheritedOptions ? options : { ...options };
     const fieldsAsRaw = o.fieldsAsRaw == null ? null : o.fieldsAsRaw;
     const raw = o.raw == null ? false : o.raw;
     const bsonRegExp = typeof o.bsonRegExp === 'boolean' ? o.bsonRegExp : false;
@@ -212,5 +215,6 @@ module.exports = {
   DEFAULT_FLAGS,
   F_PROMOTE_VALUES,
   F_PROMOTE_BUFFERS,
-  F_BSON_REGEXP
+  F_BSON_REGEXP,
+  F_RECURSIVE
 };

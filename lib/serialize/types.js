@@ -146,10 +146,18 @@ function createTypes(bson, layout) {
   // no value's serializeInto can equal sends every ObjectId through serializeInto.
   const oidSerializeInto = layout.objectIdIsFourInts ? bson.ObjectId.prototype.serializeInto : Object.freeze({});
 
+  // Where the copy's serializer reads a value's type (layout.tagReadByChain):
+  // 7.3+ reads the tag symbol once; 6.x and 7.0-7.2 read `_bsontype` once per
+  // `else if`, in CHAIN order, so a getter or Proxy sees as many reads.
+  const tagKey = layout.tagReadByChain ? '_bsontype' : bsonType;
+  const CHAIN = ['ObjectId', 'Decimal128', 'Long', 'Timestamp', 'Double', 'Code', 'Binary', 'BSONSymbol', 'DBRef', 'BSONRegExp', 'Int32', 'MinKey', 'MaxKey'];
+
   /** js-bson's version check of a value with a `_bsontype`, then its type tag. */
   function tagOf(value) {
     if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
-    return value[bsonType];
+    if (tagKey === bsonType) return value[bsonType];
+    for (let k = 0; k < CHAIN.length; k++) if (value._bsontype === CHAIN[k]) return CHAIN[k];
+    return undefined;
   }
 
   function writeRegExp(t, w, key, value) {
@@ -178,6 +186,8 @@ function createTypes(bson, layout) {
       return;
     }
     putOp(t, OID, w, key);
+    // js-bson calls value.serializeInto(buffer, index): the same TypeError when it is not a function
+    if (typeof serializeInto !== 'function') throw new TypeError('value.serializeInto is not a function');
     serializeInto.call(value, t.u8, t.bi);
     t.bi += 12;
   }
@@ -192,7 +202,7 @@ function createTypes(bson, layout) {
 
   /** A Long (int64) or a Timestamp: js-bson reads the tag again, then the two halves. */
   function writeLong(t, w, key, value) {
-    putOp(t, value[bsonType] === 'Long' ? INT64 : TIMESTAMP, w, key);
+    putOp(t, value[tagKey] === 'Long' ? INT64 : TIMESTAMP, w, key);
     const k = t.ni * 2;
     t.i32[k] = value.getLowBits();
     t.i32[k + 1] = value.getHighBits();
@@ -321,7 +331,7 @@ function createTypes(bson, layout) {
 
   /** MinKey or MaxKey (js-bson reads the tag again). */
   function writeMinMaxKey(t, w, key, value) {
-    putOp(t, value[bsonType] === 'MinKey' ? MINKEY : MAXKEY, w, key);
+    putOp(t, value[tagKey] === 'MinKey' ? MINKEY : MAXKEY, w, key);
   }
 
   return {

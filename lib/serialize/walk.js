@@ -175,7 +175,8 @@ function createLanes(bson, layout, types) {
   const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
   const bsonType = bson.bsonType ?? Symbol.for('@@mdb.bson.type');
   const BSON_MAJOR_VERSION = layout.major ?? 7;
-  const { writeObjectId, writeLong } = types;
+  const { writeObjectId, writeLong, tagOf } = types;
+  const tagByChain = layout.tagReadByChain;
 
   /**
    * Document lane: numbers and strings under plain cached keys, from `key` /
@@ -242,8 +243,12 @@ function createLanes(bson, layout, types) {
       } else {
         // (types.js tagOf's reads, made here: a helper shared with the generic
         // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
-        if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
-        const tag = value[bsonType];
+        let tag;
+        if (tagByChain) tag = tagOf(value);
+        else {
+          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+          tag = value[bsonType];
+        }
         if (tag === 'ObjectId') writeObjectId(t, -1, i, value);
         else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, -1, i, value);
         else {

@@ -4,7 +4,6 @@
 // driver's own (identity with the given bson module's export of that name).
 // JS values EJSON cannot express exactly (RegExp flags such as 'g', Map,
 // Buffer vs Uint8Array, -0, undefined, prototypes) get explicit tags.
-const { EJSON } = require('bson');
 
 function ctorName(v) {
   const c = v.constructor;
@@ -65,7 +64,7 @@ function canon(value, bson, foreign = [], at = '$') {
     } else if (value._bsontype === 'Code') {
       ejson = { code: value.code, scope: value.scope == null ? value.scope : canon(value.scope, bson, foreign, `${at}.scope`) };
     } else {
-      ejson = EJSON.serialize({ v: value }, { relaxed: false }).v;
+      ejson = bson.EJSON.serialize({ v: value }, { relaxed: false }).v; // the driver's copy's EJSON
     }
     return { $bson: value._bsontype, cls: name, own, ejson };
   }
