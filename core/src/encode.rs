@@ -17,22 +17,26 @@
 //!
 //! Rooms, and what each may call (a DAG, top to bottom):
 //! - this file: the public API (`Encoder`, `Step`, `op`), the tape loop
-//!   (`run_inner`: element headers, nesting, and the general writer of each
-//!   payload kind); calls all of the below.
+//!   (`run_inner`: element headers, chunking, dispatch on the payload kind);
+//!   calls all of the below.
+//! - `values`: one writer per payload kind on the general path
+//!   (`values::num8` writes an int64); calls `out`, `args`.
 //! - `fast`: the fast path for runs of fixed-size elements (numbers, dates,
 //!   booleans, ObjectIds, short strings) written into a window; calls `ops`, `out`.
 //! - `ops`: the op table (per op: payload kind, BSON type byte, arguments); calls nothing.
 //! - `out`: the output writer (counting mode, key words, array indices); calls `args`.
 //! - `args`: the string / byte arguments of a call and their carry-over; calls nothing.
 //!
-//! Where a BSON type is written: find its op in `ops::OPS`; its kind's arm in
-//! `run_inner` writes it, and for fixed-size kinds the same arm in `fast_run`.
+//! Where a BSON type is written: find its op in `ops::OPS`; its kind's writer
+//! in `values` writes it, and for fixed-size kinds the kind's arm in
+//! `fast::fast_run` too (the hand-inlined copy that keeps the fast path fast).
 //! The submodules use this file's types and error constructors, never its loop.
 
 mod args;
 mod fast;
 mod ops;
 mod out;
+mod values;
 
 pub use self::args::{ArgSource, OwnedArg};
 use self::args::Chained;
@@ -259,19 +263,7 @@ impl Encoder {
       };
       let info = OPS[code];
       if info.kind == K_END {
-        out.byte(0);
-        let size = out.pos - frame.start;
-        if size > MAX_DOCUMENT_SIZE {
-          return Err(too_large());
-        }
-        out.patch_i32(frame.start, size as i32);
-        if frame.cws != NO_CWS {
-          let total = out.pos - frame.cws;
-          if total > MAX_DOCUMENT_SIZE {
-            return Err(too_large());
-          }
-          out.patch_i32(frame.cws, total as i32);
-        }
+        values::end(&mut out, frame)?;
         frames.pop();
         oi += 1;
         if frames.is_empty() {
@@ -336,135 +328,27 @@ impl Encoder {
       }
 
       match info.kind {
-        K_NUM8 => out.put(num),
-        K_INT32 => out.put([num[0], num[1], num[2], num[3]]),
-        K_DATE => out.put(long_from_number(f64::from_le_bytes(num)).to_le_bytes()),
-        K_FALSE => out.byte(0),
-        K_TRUE => out.byte(1),
+        K_NUM8 => values::num8(&mut out, num),
+        K_INT32 => values::int32(&mut out, num),
+        K_DATE => values::date(&mut out, num),
+        K_FALSE => values::boolean(&mut out, false),
+        K_TRUE => values::boolean(&mut out, true),
         K_NONE => {}
-        K_OID => {
-          let b: [u8; 12] = bytes.get(bi..bi + 12).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
-          bi += 12;
-          out.put(b);
-        }
-        K_OIDI => {
-          let b = oid_from_ints(nums, ni)?;
-          ni += 2;
-          out.put(b);
-        }
-        K_DEC => {
-          let b: [u8; 16] = bytes.get(bi..bi + 16).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
-          bi += 16;
-          out.put(b);
-        }
-        K_STRB => {
-          let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
-          let src = bytes.get(bi..bi.saturating_add(n)).ok_or_else(|| bad("string bytes past the end"))?;
-          bi += n;
-          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
-          out.put((size as i32).to_le_bytes());
-          out.put_slice(src);
-          out.byte(0);
-        }
-        K_STR => {
-          let at = out.pos;
-          out.put([0; 4]);
-          let n = out.string(args, ai)?;
-          ai += 1;
-          out.byte(0);
-          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
-          out.patch_i32(at, size as i32);
-        }
-        K_REGEX => {
-          out.string(args, ai)?;
-          out.byte(0);
-          out.string(args, ai + 1)?;
-          out.byte(0);
-          ai += 2;
-        }
-        K_BINARY => {
-          let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
-          let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
-          let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
-          let size = if subtype == 2 { len + 4 } else { len };
-          if size > MAX_DOCUMENT_SIZE {
-            return Err(too_large());
-          }
-          out.put((size as i32).to_le_bytes());
-          out.byte(subtype as u8);
-          if subtype == 2 {
-            out.put((len as i32).to_le_bytes());
-          }
-          let data = args.bytes(ai)?;
-          ai += 1;
-          let copied = data.len().min(len);
-          out.put_slice(&data[..copied]);
-          // Like js-bson, bytes past the data (position > buffer length) are zeros.
-          let mut rest = len - copied;
-          while rest > 0 {
-            if out.overflow {
-              // counting only (also once the zeros ran past the output): no need to walk them
-              out.pos = out.pos.saturating_add(rest);
-              break;
-            }
-            let n = rest.min(64);
-            out.put_slice(&[0u8; 64][..n]);
-            rest -= n;
-          }
-        }
-        K_BINB => {
-          // as K_BINARY, with all `len` data bytes in the bytes tape
-          let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
-          let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
-          let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
-          let size = if subtype == 2 { len + 4 } else { len };
-          if size > MAX_DOCUMENT_SIZE {
-            return Err(too_large());
-          }
-          let src = bytes.get(bi..bi.saturating_add(len)).ok_or_else(|| bad("binary bytes past the end"))?;
-          bi += len;
-          out.put((size as i32).to_le_bytes());
-          out.byte(subtype as u8);
-          if subtype == 2 {
-            out.put((len as i32).to_le_bytes());
-          }
-          out.put_slice(src);
-        }
-        K_DOC => {
-          let start = out.pos;
-          out.put([0; 4]);
-          frames.push(Frame { start, cws: NO_CWS, array: code as u32 == op::ARRAY, index: 0 });
-        }
-        K_CWS => {
-          let cws = out.pos;
-          out.put([0; 4]);
-          let at = out.pos;
-          out.put([0; 4]);
-          let n = out.string(args, ai)?;
-          ai += 1;
-          out.byte(0);
-          let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
-          out.patch_i32(at, size as i32);
-          let start = out.pos;
-          out.put([0; 4]);
-          frames.push(Frame { start, cws, array: false, index: 0 });
-        }
+        K_OID => values::object_id(&mut out, bytes, &mut bi)?,
+        K_OIDI => values::object_id_ints(&mut out, nums, &mut ni)?,
+        K_DEC => values::decimal128(&mut out, bytes, &mut bi)?,
+        K_STRB => values::string_bytes(&mut out, num, bytes, &mut bi)?,
+        K_STR => values::string(&mut out, args, &mut ai)?,
+        K_REGEX => values::regex(&mut out, args, &mut ai)?,
+        K_BINARY => values::binary(&mut out, num, args, &mut ai)?,
+        K_BINB => values::binary_bytes(&mut out, num, bytes, &mut bi)?,
+        K_DOC => values::document(&mut out, frames, code as u32 == op::ARRAY),
+        K_CWS => values::code_w_scope(&mut out, args, &mut ai, frames)?,
         _ => return Err(bad("unknown op")),
       }
       oi += 1;
     }
   }
-}
-
-/// The 12 ObjectId bytes from its four 24-bit ints (js-bson's i0..i3), two number slots.
-#[inline(always)]
-fn oid_from_ints(nums: &[u8], ni: usize) -> Result<[u8; 12], String> {
-  let s = ni.checked_mul(8).ok_or_else(|| bad("number slot"))?;
-  let Some(Ok(src)) = nums.get(s..s.saturating_add(16)).map(<&[u8; 16]>::try_from) else {
-    return Err(bad("number slot past the end"));
-  };
-  let [a0, a1, a2, _, b0, b1, b2, _, c0, c1, c2, _, d0, d1, d2, _] = *src;
-  Ok([a2, a1, a0, b2, b1, b0, c2, c1, c0, d2, d1, d0])
 }
 
 #[cfg(test)]
