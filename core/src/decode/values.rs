@@ -365,8 +365,6 @@ pub(super) fn timestamp(buf: &[u8], at: i64, t: &mut Tape) -> Result<i64, Decode
 /// ±2^53), or a `Long`.
 #[inline(always)]
 pub(super) fn int64(buf: &[u8], at: i64, t: &mut Tape, big: bool, promote_longs: bool) -> Result<i64, DecodeError> {
-  let lo = i32_at(buf, at);
-  let hi = i32_at(buf, at + 4);
   if big {
     // getBigInt64LE adds bytes 4..=6 (NaN when one is missing) but
     // shifts byte 7 (`undefined << 24` is 0).
@@ -375,20 +373,31 @@ pub(super) fn int64(buf: &[u8], at: i64, t: &mut Tape, big: bool, promote_longs:
         "The number NaN cannot be converted to a BigInt because it is not an integer".to_string(),
       ));
     }
+    let lo = i32_at(buf, at);
+    let hi = i32_at(buf, at + 4);
     t.op(op::BIGINT);
     t.num(pair(lo, hi));
-  } else {
-    let v = ((hi as i64) << 32) | (lo as u32 as i64);
-    // js-bson's JS_INT_MIN..=JS_INT_MAX is ±2^53 inclusive.
-    const MAX: i64 = 1 << 53;
-    if promote_longs && (-MAX..=MAX).contains(&v) {
-      t.number(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits(), false);
-    } else {
-      t.op(op::LONG_OBJ);
-      t.num(pair(lo, hi));
-    }
+    return Ok(at + 8);
   }
-  Ok(at + 8)
+  Ok(long_or_number(buf, at, t, promote_longs))
+}
+
+/// An int64 without useBigInt64: a number when promoteLongs and within
+/// ±2^53, else a `Long`. Infallible, so the hot case returns a plain index.
+#[inline(always)]
+fn long_or_number(buf: &[u8], at: i64, t: &mut Tape, promote_longs: bool) -> i64 {
+  let lo = i32_at(buf, at);
+  let hi = i32_at(buf, at + 4);
+  let v = ((hi as i64) << 32) | (lo as u32 as i64);
+  // js-bson's JS_INT_MIN..=JS_INT_MAX is ±2^53 inclusive.
+  const MAX: i64 = 1 << 53;
+  if promote_longs && (-MAX..=MAX).contains(&v) {
+    t.number(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits(), false);
+  } else {
+    t.op(op::LONG_OBJ);
+    t.num(pair(lo, hi));
+  }
+  at + 8
 }
 
 /// 0x13 Decimal128: JS copies the 16 input bytes at `at`.
