@@ -337,6 +337,9 @@ impl DecodeCache {
     self.pending_shapes.clear();
   }
 
+  // Never inlined into `decode` (and so into the binding): the element loop
+  // keeps its own register allocation, as before the split.
+  #[inline(never)]
   fn run(&mut self, req: &Request, t: &mut Tape) -> Result<(), DecodeError> {
     let DecodeCache {
       keys,
@@ -408,7 +411,12 @@ impl DecodeCache {
         0x0E => values::symbol(buf, at, t, body_spans, validate)?,
         0x0D => values::code(buf, at, t, body_spans, validate)?,
         0x07 => values::object_id(at, t),
-        0x10 | 0x01 if promote_values && cur.kind == K_ARR => values::number_run(buf, at, et, t, &mut cur),
+        0x10 | 0x01 | 0x12 if promote_values && cur.kind == K_ARR && !(big && et == 0x12) => {
+          let (next, extra) = values::number_run(buf, at, et, t, big, promote_longs);
+          cur.n = cur.n.wrapping_add(extra);
+          cur.array_index = cur.array_index.wrapping_add(extra);
+          next
+        }
         0x10 => values::int32(buf, at, t, promote_values),
         0x01 => values::double(buf, at, t, promote_values),
         0x09 => values::date(buf, at, t),
