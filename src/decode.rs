@@ -9,38 +9,7 @@ use bson_rs_core::utf8;
 use napi::sys;
 
 use crate::napi_util::{check_msg, guard, undefined, Args};
-use crate::state::{EnvState, DEC_NUMS, DEC_OPS};
-
-/// Strings per sink call.
-const CHUNK: usize = 8192;
-
-/// The decoder's per-environment state: core caches plus reusable buffers.
-pub struct DecodeState {
-  pub cache: DecodeCache,
-  args: Vec<sys::napi_value>,
-  raw_names: NameList,
-  utf8_names: NameList,
-}
-
-/// A decoded name list and the text it came from.
-#[derive(Default)]
-struct NameList {
-  list: Vec<Vec<u8>>,
-  text: Vec<u8>,
-  last: Vec<u8>,
-}
-
-impl DecodeState {
-  pub fn new() -> Self {
-    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default() }
-  }
-}
-
-impl Default for DecodeState {
-  fn default() -> Self {
-    Self::new()
-  }
-}
+use crate::state::{DecodeState, EnvState, NameList, CHUNK, DEC_NUMS, DEC_OPS};
 
 /// Reads a name list: a string in which each name is preceded by a NUL (a
 /// BSON key never contains NUL), or null. Returns whether a list was given.
@@ -208,7 +177,7 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
   guard(env, || {
     let args = Args::<5>::read(env, info)?;
     let argc = args.argc();
-    let state: &mut EnvState = args.state();
+    let state: &mut EnvState = EnvState::of(&args);
     let mut ty = 0;
     let mut length = 0usize;
     let mut data = std::ptr::null_mut();

@@ -5,7 +5,7 @@ use napi::sys;
 
 use bson_rs_core::encode::{ArgSource, OwnedArg, Step};
 
-use crate::napi_util::{check_msg, guard, state_from, Args};
+use crate::napi_util::{check_msg, guard, Args};
 use crate::state::EnvState;
 
 /// Arguments of one `encode` call (after `first` and `opsLen`), read through napi.
@@ -139,7 +139,7 @@ pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback
       "defineKey expected a string",
     )?;
     buf.truncate(len.min(n));
-    args.state().encoder.define_key(id, &buf)?;
+    EnvState::of(&args).encoder.define_key(id, &buf)?;
     Ok(number(env, len as f64))
   })
 }
@@ -156,7 +156,7 @@ fn read_args_into_state(env: sys::napi_env, info: sys::napi_callback_info) -> Re
     unsafe { sys::napi_get_cb_info(env, info, &mut argc, first.as_mut_ptr(), std::ptr::null_mut(), &mut data) },
     "napi_get_cb_info failed",
   )?;
-  let state = state_from(data);
+  let state = EnvState::from_data(data);
   let values = &mut state.enc_args;
   values.clear();
   if argc <= FIRST {

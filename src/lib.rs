@@ -4,6 +4,17 @@
 //! environment's `EnvState`, so nothing is shared between the main thread and
 //! workers. Bodies run under `guard`, so a panic becomes a JS error instead of
 //! aborting the process.
+//!
+//! Module dependencies form a DAG: a module may use only the modules to its
+//! right (and the core crate), never one to its left or beside it.
+//!
+//! ```text
+//! lib.rs → { decode.rs, encode.rs } → state.rs → napi_util.rs
+//! ```
+//!
+//! (lib.rs also uses `state` and `napi_util` directly.) `decode` and `encode`
+//! never use each other; `state` holds their per-environment state but calls
+//! neither; `napi_util` knows nothing of `EnvState`.
 
 mod decode;
 mod encode;
@@ -60,7 +71,7 @@ unsafe extern "C" fn free_state(data: *mut std::ffi::c_void) {
 unsafe extern "C" fn set_scratch(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<2>::read(env, info)?;
-    let state = args.state();
+    let state = EnvState::of(&args);
     let slot = args.u32(0)? as usize;
     if slot >= SCRATCH_SLOTS {
       return Err(format!("bson-rs: scratch slot {slot} out of range"));
@@ -74,7 +85,7 @@ unsafe extern "C" fn set_scratch(env: sys::napi_env, info: sys::napi_callback_in
 unsafe extern "C" fn set_sink(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<1>::read(env, info)?;
-    let state = args.state();
+    let state = EnvState::of(&args);
     state.set_sink(env, args.get(0))?;
     // A new sink is a new JS decoder (e.g. a reloaded module): it holds none of our keys, shapes or strings.
     state.decoder.cache.forget_js();

@@ -1,10 +1,10 @@
-//! Small raw Node-API helpers shared by the binding halves.
+//! Small raw Node-API helpers shared by the binding halves: status checks,
+//! the panic guard, argument reading. The bottom of the binding: it calls
+//! only napi, never `state`, `decode` or `encode`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use napi::sys;
-
-use crate::state::EnvState;
 
 pub fn check(status: sys::napi_status) -> napi::Result<()> {
   if status == sys::Status::napi_ok {
@@ -78,13 +78,9 @@ impl<const N: usize> Args<N> {
     Ok(Args { env, argv, argc: argc.min(N), data })
   }
 
-  /// The environment's state. Callbacks are only ever registered with it as data.
-  #[allow(clippy::mut_from_ref)]
-  pub fn state(&self) -> &mut EnvState {
-    // SAFETY: data is the EnvState registered in `init`, alive for the
-    // environment's lifetime; JS is single-threaded per environment and no
-    // callback re-enters another while holding this borrow.
-    unsafe { &mut *self.data.cast::<EnvState>() }
+  /// The callback data the function was registered with (see `state::EnvState::of`).
+  pub fn data(&self) -> *mut std::ffi::c_void {
+    self.data
   }
 
   /// How many arguments the call passed (at most `N`).
@@ -109,9 +105,4 @@ impl<const N: usize> Args<N> {
     check_msg(unsafe { sys::napi_get_value_uint32(self.env, self.get(i), &mut v) }, "expected a number")?;
     Ok(v)
   }
-}
-
-pub fn state_from(data: *mut std::ffi::c_void) -> &'static mut EnvState {
-  // SAFETY: see `Args::state`.
-  unsafe { &mut *data.cast::<EnvState>() }
 }

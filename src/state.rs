@@ -1,9 +1,11 @@
 //! Per-environment state: scratch buffers shared with JS, the string sink and
 //! the core codec caches. One instance per Node environment (thread).
+//! Calls `napi_util` only (never `decode` or `encode`).
 
+use bson_rs_core::decode::DecodeCache;
 use napi::sys;
 
-use crate::napi_util::check_msg;
+use crate::napi_util::{check_msg, Args};
 
 pub const SCRATCH_SLOTS: usize = 6;
 pub const DEC_OPS: usize = 0;
@@ -50,10 +52,43 @@ impl Scratch {
   }
 }
 
+/// Strings per sink call.
+pub const CHUNK: usize = 8192;
+
+/// The decoder's per-environment state: core caches plus reusable buffers
+/// (used by `decode`).
+pub struct DecodeState {
+  pub cache: DecodeCache,
+  /// Reusable argument vector of sink calls.
+  pub args: Vec<sys::napi_value>,
+  pub raw_names: NameList,
+  pub utf8_names: NameList,
+}
+
+/// A decoded name list and the text it came from.
+#[derive(Default)]
+pub struct NameList {
+  pub list: Vec<Vec<u8>>,
+  pub text: Vec<u8>,
+  pub last: Vec<u8>,
+}
+
+impl DecodeState {
+  pub fn new() -> Self {
+    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default() }
+  }
+}
+
+impl Default for DecodeState {
+  fn default() -> Self {
+    Self::new()
+  }
+}
+
 pub struct EnvState {
   pub scratch: [Scratch; SCRATCH_SLOTS],
   pub sink: sys::napi_ref,
-  pub decoder: crate::decode::DecodeState,
+  pub decoder: DecodeState,
   pub encoder: bson_rs_core::encode::Encoder,
   /// Reusable argument vector of `encode` calls.
   pub enc_args: Vec<sys::napi_value>,
@@ -64,10 +99,26 @@ impl EnvState {
     EnvState {
       scratch: [const { Scratch::empty() }; SCRATCH_SLOTS],
       sink: std::ptr::null_mut(),
-      decoder: crate::decode::DecodeState::new(),
+      decoder: DecodeState::new(),
       encoder: bson_rs_core::encode::Encoder::new(),
       enc_args: Vec::new(),
     }
+  }
+
+  /// The environment's state of a call. Callbacks are only ever registered
+  /// with it as data (see `init` in lib.rs).
+  #[allow(clippy::mut_from_ref)]
+  pub fn of<const N: usize>(args: &Args<N>) -> &mut EnvState {
+    // SAFETY: see `from_data`; the borrow is tied to the call's `Args`.
+    unsafe { &mut *args.data().cast::<EnvState>() }
+  }
+
+  /// The state behind a callback's data pointer.
+  pub fn from_data(data: *mut std::ffi::c_void) -> &'static mut EnvState {
+    // SAFETY: data is the EnvState registered in `init`, alive for the
+    // environment's lifetime; JS is single-threaded per environment and no
+    // callback re-enters another while holding this borrow.
+    unsafe { &mut *data.cast::<EnvState>() }
   }
 
   pub fn set_sink(&mut self, env: sys::napi_env, value: sys::napi_value) -> Result<(), String> {

@@ -256,7 +256,9 @@ test('arrays of numbers', () => {
     nested: [[1, 2], [3.5], [], [[4]]],
     afterString: ['s', 1, 2],
     empty: [],
-    long: [js.Long.fromNumber(5), js.Long.fromNumber(-5)]
+    long: [js.Long.fromNumber(5), js.Long.fromNumber(-5)],
+    // int64s inside a run of numbers: the ±2^53 edges and a Long in the middle
+    longRun: [js.Long.fromNumber(2 ** 53), 1, 2.5, js.Long.fromNumber(-(2 ** 53)), js.Long.fromString('9007199254740993'), 3, js.Long.MIN_VALUE]
   };
   const bytes = js.serialize(value);
   for (const options of [undefined, { promoteValues: false }, { useBigInt64: true }, { promoteLongs: false }]) {

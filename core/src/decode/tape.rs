@@ -1,0 +1,84 @@
+//! The tape writer: ops words and number slots (ARCHITECTURE.md, "Decode tape").
+//!
+//! Writes past the end of the scratch buffers are dropped but still counted,
+//! so a decode that runs out of room reports the size it needs. Calls nothing.
+
+use super::op;
+
+pub(super) struct Tape<'o> {
+  pub(super) ops: &'o mut [u32],
+  /// Words written (or needed) in `ops`.
+  pub(super) w: usize,
+  pub(super) nums: &'o mut [u64],
+  /// Slots written (or needed) in `nums`.
+  pub(super) n: usize,
+  /// Word index of the last NUM op, whose arg counts consecutive numbers.
+  run_at: usize,
+  run_len: u32,
+  /// How many numbers at the end of the run came from int32 elements.
+  run_ints: u32,
+}
+
+impl<'o> Tape<'o> {
+  /// An empty tape whose body starts at word `w` (after the header words).
+  pub(super) fn new(ops: &'o mut [u32], w: usize, nums: &'o mut [u64]) -> Self {
+    Tape { ops, w, nums, n: 0, run_at: usize::MAX, run_len: 0, run_ints: 0 }
+  }
+
+  /// Closes an array of `n` values. When its values are the tail of the NUM
+  /// run just written, the run is cut and JS builds the array straight from
+  /// the numbers (ARRAY_NUMS), without going through its value stack.
+  #[inline(always)]
+  pub(super) fn array(&mut self, n: u32) {
+    if n > 0 && self.run_at.wrapping_add(1) == self.w && self.run_len >= n {
+      let rest = self.run_len - n;
+      if rest == 0 {
+        self.w -= 1;
+      } else if let Some(slot) = self.ops.get_mut(self.run_at) {
+        *slot = op::NUM | rest << 8;
+      }
+      let ints = self.run_ints >= n;
+      self.run_at = usize::MAX;
+      self.run_len = 0;
+      self.run_ints = 0;
+      self.op(if ints { op::ARRAY_INTS } else { op::ARRAY_NUMS } | n << 8);
+    } else {
+      self.op(op::ARRAY);
+      self.op(n);
+    }
+  }
+
+  /// A plain number value: extends the NUM run just before, if any.
+  #[inline(always)]
+  pub(super) fn number(&mut self, bits: u64, int32: bool) {
+    if self.run_at.wrapping_add(1) == self.w && self.run_len < 0xff_ffff {
+      self.run_len += 1;
+      if let Some(slot) = self.ops.get_mut(self.run_at) {
+        *slot = op::NUM | self.run_len << 8;
+      }
+    } else {
+      self.run_at = self.w;
+      self.run_len = 1;
+      self.run_ints = 0;
+      self.op(op::NUM | 1 << 8);
+    }
+    self.run_ints = if int32 { self.run_ints + 1 } else { 0 };
+    self.num(bits);
+  }
+
+  #[inline(always)]
+  pub(super) fn op(&mut self, word: u32) {
+    if let Some(slot) = self.ops.get_mut(self.w) {
+      *slot = word;
+    }
+    self.w += 1;
+  }
+
+  #[inline(always)]
+  pub(super) fn num(&mut self, bits: u64) {
+    if let Some(slot) = self.nums.get_mut(self.n) {
+      *slot = bits;
+    }
+    self.n += 1;
+  }
+}

@@ -1,0 +1,189 @@
+//! The fast path: runs of fixed-size elements (numbers, dates, booleans,
+//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings from the bytes
+//! tape) whose keys come from the key table or are array indices, written
+//! into a window of `FAST_ROOM` bytes while the output has room for it.
+//! Each arm writes the same bytes as the kind's arm in `run_inner`
+//! (the tests run every tape with a small and a roomy output and compare).
+//! Calls `ops`, `out`.
+
+use super::ops::*;
+use super::out::{index_table, Out};
+use super::{bad, long_from_number, op, Frame, KeyEntry};
+
+/// Writes consecutive fast-path elements of the current frame (see `run_inner`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn fast_run(
+  out: &mut Out<'_>,
+  ops: &[u32],
+  oi: &mut usize,
+  nums: &[u8],
+  ni: &mut usize,
+  bytes: &[u8],
+  bi: &mut usize,
+  frame: &mut Frame,
+  keys: &[KeyEntry],
+) -> Result<(), String> {
+  let buf = &mut *out.buf;
+  let mut pos = out.pos;
+  let array = frame.array;
+  let mut index = frame.index;
+  let table = index_table();
+  // cursors in locals (written back at the end, also on error: the caller resets then)
+  let (mut o, mut n_i, mut b_i) = (*oi, *ni, *bi);
+  let result = loop {
+    let Some(&word) = ops.get(o) else { break Ok(()) };
+    // Tightest path: numbers in arrays (type + index + NUL in one store, then the value).
+    if array && (word == op::INT32 || word == op::DOUBLE) {
+      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let s = n_i * 8;
+      let Some(Ok(num)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else {
+        break Err(bad("number slot past the end"));
+      };
+      let Some(Ok(w)) = buf.get_mut(pos..pos + 16).map(<&mut [u8; 16]>::try_from) else { break Ok(()) };
+      let len = 8 - (digits.leading_zeros() / 8) as usize;
+      let type_byte = if word == op::INT32 { 0x10u64 } else { 0x01 };
+      w[0..8].copy_from_slice(&((digits << 8) | type_byte).to_le_bytes());
+      let p = len + 2;
+      w[p..p + 8].copy_from_slice(&num);
+      pos += p + if word == op::INT32 { 4 } else { 8 };
+      o += 1;
+      n_i += 1;
+      index += 1;
+      continue;
+    }
+    if array && word == op::OID_INTS {
+      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let s = n_i * 8;
+      let Some(Ok(src)) = nums.get(s..s + 16).map(<&[u8; 16]>::try_from) else {
+        break Err(bad("number slot past the end"));
+      };
+      let Some(Ok(w)) = buf.get_mut(pos..pos + 32).map(<&mut [u8; 32]>::try_from) else { break Ok(()) };
+      let len = 8 - (digits.leading_zeros() / 8) as usize;
+      w[0..8].copy_from_slice(&((digits << 8) | 0x07).to_le_bytes());
+      let p = len + 2;
+      let x = u128::from_le_bytes(*src);
+      let int = |k: u32| (x >> (32 * k)) & 0x00FF_FFFF;
+      let v = (int(0) << 72) | (int(1) << 48) | (int(2) << 24) | int(3);
+      w[p..p + 12].copy_from_slice(&v.to_be_bytes()[4..16]);
+      pos += p + 12;
+      o += 1;
+      n_i += 2;
+      index += 1;
+      continue;
+    }
+    let info = OPS[(word & 0xFF) as usize];
+    if !info.fast {
+      break Ok(());
+    }
+    let Some(w) = buf.get_mut(pos..pos + FAST_ROOM) else { break Ok(()) };
+    let w: &mut [u8; FAST_ROOM] = match w.try_into() {
+      Ok(w) => w,
+      Err(_) => break Ok(()),
+    };
+    let mut p;
+    if array {
+      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let len = 8 - (digits.leading_zeros() / 8) as usize;
+      // type byte + digits + NUL in one store (indices here have at most 4 digits)
+      w[0..8].copy_from_slice(&((digits << 8) | u64::from(info.type_byte)).to_le_bytes());
+      p = 1 + len + 1;
+    } else {
+      let key_ref = (word >> 8) as usize;
+      let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break Ok(()) };
+      if words.len() > 5 {
+        break Ok(());
+      }
+      for (i, k) in words.iter().enumerate() {
+        w[1 + i * 8..9 + i * 8].copy_from_slice(&k.to_le_bytes());
+      }
+      p = 1 + *len;
+      w[0] = info.type_byte;
+    }
+    let num: [u8; 8] = if info.slot {
+      let s = n_i * 8;
+      let Some(Ok(n)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else {
+        break Err(bad("number slot past the end"));
+      };
+      n
+    } else {
+      [0u8; 8]
+    };
+    match info.kind {
+      K_STRB => {
+        let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+        // whole words from the bytes tape (the tail past n is overwritten later)
+        let Some(src) = (if n <= SHORT_BYTES { bytes.get(b_i..b_i + SHORT_BYTES) } else { None }) else { break Ok(()) };
+        w[p..p + 4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
+        p += 4;
+        for (i, chunk) in src.chunks_exact(8).enumerate() {
+          w[p + i * 8..p + i * 8 + 8].copy_from_slice(chunk);
+        }
+        w[p + n] = 0;
+        p += n + 1;
+        b_i += n;
+      }
+      K_NUM8 => {
+        w[p..p + 8].copy_from_slice(&num);
+        p += 8;
+      }
+      K_INT32 => {
+        w[p..p + 4].copy_from_slice(&num[..4]);
+        p += 4;
+      }
+      K_DATE => {
+        w[p..p + 8].copy_from_slice(&long_from_number(f64::from_le_bytes(num)).to_le_bytes());
+        p += 8;
+      }
+      K_FALSE => {
+        w[p] = 0;
+        p += 1;
+      }
+      K_TRUE => {
+        w[p] = 1;
+        p += 1;
+      }
+      K_OID => {
+        let Some(b) = bytes.get(b_i..b_i + 12) else { break Err(bad("fixed bytes past the end")) };
+        w[p..p + 12].copy_from_slice(b);
+        b_i += 12;
+        p += 12;
+      }
+      K_DEC => {
+        let Some(b) = bytes.get(b_i..b_i + 16) else { break Err(bad("fixed bytes past the end")) };
+        w[p..p + 16].copy_from_slice(b);
+        b_i += 16;
+        p += 16;
+      }
+      K_OIDI => {
+        // n_i only ever passes checked slots, so n_i * 8 does not overflow
+        let s = n_i * 8;
+        let Some(Ok(src)) = nums.get(s..s + 16).map(<&[u8; 16]>::try_from) else {
+          break Err(bad("number slot past the end"));
+        };
+        let x = u128::from_le_bytes(*src);
+        let int = |k: u32| (x >> (32 * k)) & 0x00FF_FFFF;
+        let v = (int(0) << 72) | (int(1) << 48) | (int(2) << 24) | int(3);
+        let be = v.to_be_bytes();
+        w[p..p + 12].copy_from_slice(&be[4..16]);
+        n_i += 2;
+        p += 12;
+      }
+      _ => {}
+    }
+    pos += p;
+    o += 1;
+    if info.slot {
+      n_i += 1;
+    }
+    if array {
+      index += 1;
+    }
+  };
+  out.pos = pos;
+  frame.index = index;
+  *oi = o;
+  *ni = n_i;
+  *bi = b_i;
+  result
+}

@@ -1,0 +1,164 @@
+//! The output writer: bounds-checked writes that switch to counting once
+//! the buffer is exhausted, key words, array indices. Calls `args` (string
+//! arguments are written straight into the output).
+
+use super::args::ArgSource;
+
+/// Output writer that switches to counting once the buffer is exhausted.
+pub(super) struct Out<'a> {
+  pub(super) buf: &'a mut [u8],
+  pub(super) pos: usize,
+  pub(super) overflow: bool,
+}
+
+impl Out<'_> {
+  /// `n` bytes fit at the current position (and we are not counting).
+  #[inline(always)]
+  pub(super) fn room(&self, n: usize) -> bool {
+    !self.overflow && self.buf.len().saturating_sub(self.pos) >= n
+  }
+
+  #[inline(always)]
+  pub(super) fn put<const N: usize>(&mut self, b: [u8; N]) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos..self.pos.saturating_add(N)) {
+        Some(d) => d.copy_from_slice(&b),
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(N);
+  }
+
+  #[inline(always)]
+  pub(super) fn byte(&mut self, b: u8) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos) {
+        Some(d) => *d = b,
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(1);
+  }
+
+  /// Variable-length copy (binary data, long keys).
+  pub(super) fn put_slice(&mut self, b: &[u8]) {
+    if !self.overflow {
+      match self.buf.get_mut(self.pos..self.pos.saturating_add(b.len())) {
+        Some(d) => d.copy_from_slice(b),
+        None => self.overflow = true,
+      }
+    }
+    self.pos = self.pos.saturating_add(b.len());
+  }
+
+  /// Writes the first `len` bytes of `words` (little-endian byte order). With
+  /// room for all the words it stores whole words: the bytes past `len` are
+  /// scratch that the following writes overwrite.
+  #[inline(always)]
+  pub(super) fn put_words(&mut self, words: &[u64], len: usize) {
+    let whole = words.len() * 8;
+    if self.room(whole) {
+      let mut p = self.pos;
+      for w in words {
+        if let Some(d) = self.buf.get_mut(p..p + 8) {
+          d.copy_from_slice(&w.to_le_bytes());
+        }
+        p += 8;
+      }
+      self.pos += len;
+    } else {
+      for (i, w) in words.iter().enumerate() {
+        for (j, b) in w.to_le_bytes().iter().enumerate() {
+          if i * 8 + j < len {
+            self.byte(*b);
+          }
+        }
+      }
+    }
+  }
+
+  /// Writes `v` at an earlier offset (a size prefix); no-op in counting mode.
+  #[inline(always)]
+  pub(super) fn patch_i32(&mut self, at: usize, v: i32) {
+    if !self.overflow {
+      if let Some(d) = self.buf.get_mut(at..at.saturating_add(4)) {
+        d.copy_from_slice(&v.to_le_bytes());
+      }
+    }
+  }
+
+  /// Writes string argument `i` (no terminator); returns its byte length.
+  #[inline]
+  pub(super) fn string<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
+    if !self.overflow {
+      if let Some(dst) = self.buf.get_mut(self.pos..) {
+        if let Some(n) = args.write_str(i, dst)? {
+          self.pos = self.pos.saturating_add(n);
+          return Ok(n);
+        }
+      }
+      self.overflow = true;
+    }
+    let n = args.str_len(i)?;
+    self.pos = self.pos.saturating_add(n);
+    Ok(n)
+  }
+
+  /// Writes an array index as decimal digits followed by NUL.
+  #[inline(always)]
+  pub(super) fn index_cstr(&mut self, v: u32) {
+    if v < 10_000_000 {
+      let (word, len) = index_word(v);
+      self.put_words(&[word], len + 1);
+    } else {
+      let mut digits = [0u8; 11];
+      let mut i = 10;
+      let mut v = v;
+      loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+          break;
+        }
+      }
+      self.put_slice(&digits[i..]);
+    }
+  }
+}
+
+/// Decimal digits of `v` (< 10^7) packed little-endian in a word, NUL-padded; and the digit count.
+#[inline(always)]
+pub(super) fn index_word(mut v: u32) -> (u64, usize) {
+  let len = if v < 10 {
+    1
+  } else if v < 100 {
+    2
+  } else if v < 1000 {
+    3
+  } else if v < 10_000 {
+    4
+  } else if v < 100_000 {
+    5
+  } else if v < 1_000_000 {
+    6
+  } else {
+    7
+  };
+  let mut word = 0u64;
+  for _ in 0..len {
+    word = (word << 8) | u64::from(b'0' + (v % 10) as u8);
+    v /= 10;
+  }
+  (word, len)
+}
+
+/// Array indices below this come from a precomputed table.
+const INDEX_TABLE: u32 = 10_000;
+
+/// Decimal digits of the indices below INDEX_TABLE, packed little-endian and
+/// NUL-padded (the digit count is the number of non-zero bytes).
+pub(super) fn index_table() -> &'static [u64] {
+  static TABLE: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
+  TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| index_word(i).0).collect())
+}

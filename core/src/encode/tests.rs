@@ -1,0 +1,318 @@
+//! Unit tests of the encode-tape writer.
+
+use super::*;
+
+fn w(code: u32, key_ref: u32) -> u32 {
+  code | key_ref << 8
+}
+
+fn s(x: &str) -> OwnedArg {
+  OwnedArg::Str(x.as_bytes().to_vec())
+}
+
+/// Runs with a small output (grown on TooSmall, so the end of the buffer
+/// is exercised) and with a roomy one (fast paths); both must agree.
+fn run_all(enc: &mut Encoder, ops: &[u32], nums: &[u8], bytes: &[u8], args: &[OwnedArg], chunk: usize) -> Result<Vec<u8>, String> {
+  let small = run_sized(enc, ops, nums, bytes, args, chunk, 16);
+  let roomy = run_sized(enc, ops, nums, bytes, args, chunk, 4096);
+  assert_eq!(small, roomy);
+  small
+}
+
+fn run_sized(enc: &mut Encoder, ops: &[u32], nums: &[u8], bytes: &[u8], args: &[OwnedArg], chunk: usize, mut size: usize) -> Result<Vec<u8>, String> {
+  loop {
+    let mut out = vec![0xAAu8; size];
+    enc.begin();
+    let mut chunks: Vec<Vec<OwnedArg>> = args.chunks(chunk.max(1)).map(|c| c.to_vec()).collect();
+    if chunks.is_empty() {
+      chunks.push(Vec::new());
+    }
+    let mut result = None;
+    let nchunks = chunks.len();
+    for (i, c) in chunks.iter_mut().enumerate() {
+      match enc.run(ops, nums, bytes, &mut out, c.as_mut_slice())? {
+        Step::NeedMore => {
+          if i + 1 == nchunks {
+            return Err("needs more args than given".into());
+          }
+        }
+        other => {
+          result = Some(other);
+          break;
+        }
+      }
+    }
+    match result {
+      Some(Step::Done(n)) => {
+        out.truncate(n);
+        return Ok(out);
+      }
+      Some(Step::TooSmall(n)) => {
+        assert!(n > size);
+        if n > 1 << 20 {
+          return Err("too large for a test".into());
+        }
+        size = n;
+      }
+      _ => return Err("unfinished".into()),
+    }
+  }
+}
+
+fn f64s(v: &[f64]) -> Vec<u8> {
+  v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+#[test]
+fn empty_document() {
+  let mut e = Encoder::new();
+  assert_eq!(run_all(&mut e, &[0], &[], &[], &[], 8).unwrap(), vec![5, 0, 0, 0, 0]);
+}
+
+#[test]
+fn strings_keys_and_numbers() {
+  let mut e = Encoder::new();
+  e.define_key(0, b"a").unwrap();
+  // {a: "xy", <inline "bb">: 1.5, a: int32 7}
+  let ops = [w(op::STRING, 1), w(op::DOUBLE, 0), w(op::INT32, 1), op::END];
+  let mut nums = f64s(&[1.5]);
+  nums.extend_from_slice(&7i32.to_le_bytes());
+  nums.extend_from_slice(&[0; 4]);
+  let args = [s("xy"), s("bb")];
+  let expect: Vec<u8> = [
+    &[0x22, 0, 0, 0][..],
+    &[2, b'a', 0, 3, 0, 0, 0, b'x', b'y', 0],
+    &[1, b'b', b'b', 0],
+    &1.5f64.to_le_bytes(),
+    &[0x10, b'a', 0, 7, 0, 0, 0],
+    &[0],
+  ]
+  .concat();
+  for chunk in 1..4 {
+    assert_eq!(run_all(&mut e, &ops, &nums, &[], &args, chunk).unwrap(), expect, "chunk {chunk}");
+  }
+}
+
+#[test]
+fn arrays_skip_and_nested() {
+  let mut e = Encoder::new();
+  // {x: [true, <skip>, null, {}]}
+  let ops = [w(op::ARRAY, 0), op::TRUE, op::SKIP, op::NULL, op::DOC, op::END, op::END, op::END];
+  let got = run_all(&mut e, &ops, &[], &[], &[s("x")], 8).unwrap();
+  let inner: Vec<u8> = [&[0x14, 0, 0, 0][..], &[8, b'0', 0, 1], &[10, b'2', 0], &[3, b'3', 0, 5, 0, 0, 0, 0], &[0]].concat();
+  assert_eq!(inner.len(), 0x14);
+  let expect: Vec<u8> = [&[(4 + 3 + 0x14 + 1) as u8, 0, 0, 0][..], &[4, b'x', 0], &inner, &[0]].concat();
+  assert_eq!(got, expect);
+}
+
+#[test]
+fn big_array_indices() {
+  let mut e = Encoder::new();
+  let mut ops = vec![w(op::ARRAY, 0)];
+  ops.extend(std::iter::repeat(op::NULL).take(1001));
+  ops.extend([op::END, op::END]);
+  let got = run_all(&mut e, &ops, &[], &[], &[s("a")], 8).unwrap();
+  let tail = [10u8, b'1', b'0', b'0', b'0', 0, 0, 0];
+  assert_eq!(&got[got.len() - 8..], &tail);
+}
+
+#[test]
+fn binary_subtypes_and_fixed() {
+  let mut e = Encoder::new();
+  e.define_key(3, b"k").unwrap();
+  let ops = [w(op::BINARY, 4), w(op::BINARY, 4), w(op::OID, 4), op::END];
+  let mut nums = Vec::new();
+  for (len, sub) in [(2i32, 2i32), (4, 0x180)] {
+    nums.extend(len.to_le_bytes());
+    nums.extend(sub.to_le_bytes());
+  }
+  let oid: Vec<u8> = (1..=12).collect();
+  let args = [OwnedArg::Bytes(vec![9, 8, 7]), OwnedArg::Bytes(vec![1, 2])];
+  let got = run_all(&mut e, &ops, &nums, &oid, &args, 1).unwrap();
+  let expect: Vec<u8> = [
+    &[0, 0, 0, 0][..],
+    &[5, b'k', 0, 6, 0, 0, 0, 2, 2, 0, 0, 0, 9, 8],
+    &[5, b'k', 0, 4, 0, 0, 0, 0x80, 1, 2, 0, 0],
+    &[7, b'k', 0],
+    &oid,
+    &[0],
+  ]
+  .concat();
+  assert_eq!(&got[4..], &expect[4..]);
+  assert_eq!(got.len(), expect.len());
+}
+
+#[test]
+fn code_with_scope_and_regex() {
+  let mut e = Encoder::new();
+  let ops = [w(op::CODE_W_SCOPE, 0), w(op::INT32, 0), op::END, w(op::REGEX, 0), op::END];
+  let nums = [1, 0, 0, 0, 0, 0, 0, 0];
+  let args = [s("c"), s("f"), s("v"), s("r"), s("ab"), s("im")];
+  let got = run_all(&mut e, &ops, &nums, &[], &args, 2).unwrap();
+  let scope: Vec<u8> = [&[0x0c, 0, 0, 0][..], &[0x10, b'v', 0, 1, 0, 0, 0], &[0]].concat();
+  let cws: Vec<u8> = [&((4 + 4 + 2 + scope.len()) as u32).to_le_bytes()[..], &[2, 0, 0, 0, b'f', 0], &scope].concat();
+  let body: Vec<u8> = [&[0x0F, b'c', 0][..], &cws, &[0x0B, b'r', 0, b'a', b'b', 0, b'i', b'm', 0], &[0]].concat();
+  let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+  assert_eq!(got, expect);
+}
+
+#[test]
+fn string_bytes_short_long_and_without_slack() {
+  let mut e = Encoder::new();
+  e.define_key(0, b"s").unwrap();
+  let long = vec![b'x'; 100];
+  for text in [&b"hello"[..], &b""[..], &long[..]] {
+    for slack in [0usize, 64] {
+      let ops = [w(op::STRING_BYTES, 1), w(op::ARRAY, 1), op::STRING_BYTES, op::END, op::END];
+      let mut nums = Vec::new();
+      for _ in 0..2 {
+        nums.extend((text.len() as u32).to_le_bytes());
+        nums.extend([0u8; 4]);
+      }
+      let mut bytes = [text, text].concat();
+      bytes.extend(std::iter::repeat(0xEE).take(slack));
+      let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
+      let el: Vec<u8> = [&((text.len() + 1) as u32).to_le_bytes()[..], text, &[0]].concat();
+      let inner: Vec<u8> = [&[2u8, b'0', 0][..], &el, &[0]].concat();
+      let body: Vec<u8> = [&[2u8, b's', 0][..], &el, &[4, b's', 0], &((inner.len() + 4) as u32).to_le_bytes(), &inner, &[0]].concat();
+      let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+      assert_eq!(got, expect);
+    }
+  }
+}
+
+#[test]
+fn oid_from_ints_matches_bytes() {
+  let mut e = Encoder::new();
+  e.define_key(0, b"o").unwrap();
+  let ints = [0x010203i32, 0x040506, 0x070809, 0x0a0b0c];
+  let nums: Vec<u8> = ints.iter().flat_map(|i| i.to_le_bytes()).collect();
+  let got = run_all(&mut e, &[w(op::OID_INTS, 1), w(op::ARRAY, 1), op::OID_INTS, op::END, op::END], &[nums.clone(), nums].concat(), &[], &[], 4).unwrap();
+  let oid: Vec<u8> = (1..=12).collect();
+  assert_eq!(&got[4..7], &[7, b'o', 0]);
+  assert_eq!(&got[7..19], &oid[..]);
+  assert_eq!(&got[got.len() - 14..got.len() - 2], &oid[..]);
+}
+
+#[test]
+fn dates_follow_long_from_number() {
+  assert_eq!(long_from_number(f64::NAN), 0);
+  assert_eq!(long_from_number(-1.5), -1);
+  assert_eq!(long_from_number(1e300), i64::MAX);
+  assert_eq!(long_from_number(-1e300), i64::MIN);
+  assert_eq!(long_from_number(8.64e15), 8_640_000_000_000_000);
+}
+
+#[test]
+fn malformed_tapes_are_errors() {
+  let mut e = Encoder::new();
+  let cases: Vec<(Vec<u32>, Vec<u8>, Vec<OwnedArg>)> = vec![
+    (vec![], vec![], vec![]),
+    (vec![op::DOC], vec![], vec![s("a")]),
+    (vec![op::END, op::END], vec![], vec![]),
+    (vec![w(op::DOUBLE, 0)], vec![], vec![s("a")]),
+    (vec![w(op::STRING, 9), op::END], vec![], vec![s("a")]),
+    (vec![w(op::OID, 0), op::END], vec![], vec![s("a")]),
+    (vec![0x42, op::END], vec![], vec![]),
+    (vec![op::SKIP, op::END], vec![], vec![]),
+    (vec![w(op::BINARY, 0), op::END], vec![0xff; 8], vec![s("a"), OwnedArg::Bytes(vec![])]),
+    (vec![w(op::BINARY, 0), op::END], vec![0; 8], vec![s("a"), s("b")]),
+    (vec![w(op::STRING, 0), op::END], vec![], vec![s("a"), OwnedArg::Bytes(vec![])]),
+  ];
+  for (ops, nums, args) in cases {
+    assert!(run_all(&mut e, &ops, &nums, &[], &args, 8).is_err(), "{ops:?}");
+  }
+  // Running without begin() is an error too.
+  let mut out = [0u8; 8];
+  assert!(e.run(&[0], &[], &[], &mut out, &mut [][..]).is_err());
+}
+
+#[test]
+fn too_small_reports_size_and_counting_matches() {
+  let mut e = Encoder::new();
+  let ops = [w(op::STRING, 0), op::END];
+  let long = "é".repeat(100);
+  let args = [s("k"), s(&long)];
+  let mut out = [0u8; 10];
+  e.begin();
+  let step = e.run(&ops, &[], &[], &mut out, &mut args.clone()[..]).unwrap();
+  assert_eq!(step, Step::TooSmall(4 + 1 + 2 + 4 + 200 + 1 + 1));
+}
+
+#[test]
+fn documents_past_the_int32_limit_are_refused() {
+  let mut e = Encoder::new();
+  let mut nums = Vec::new();
+  nums.extend(i32::MAX.to_le_bytes());
+  nums.extend(0i32.to_le_bytes());
+  let ops = [w(op::BINARY, 0), op::END];
+  let mut out = [0u8; 64];
+  e.begin();
+  let r = e.run(&ops, &nums, &[], &mut out, &mut [s("k"), OwnedArg::Bytes(vec![1])][..]);
+  assert_eq!(r, Err(too_large()));
+  // just under the limit is fine (in counting mode)
+  let mut nums = Vec::new();
+  nums.extend((i32::MAX - 100).to_le_bytes());
+  nums.extend(0i32.to_le_bytes());
+  e.begin();
+  let r = e.run(&ops, &nums, &[], &mut out, &mut [s("k"), OwnedArg::Bytes(vec![1])][..]);
+  assert_eq!(r, Ok(Step::TooSmall(4 + 1 + 2 + 4 + 1 + (i32::MAX as usize - 100) + 1)));
+}
+
+#[test]
+fn key_ids_are_bounded() {
+  let mut e = Encoder::new();
+  assert!(e.define_key(MAX_KEYS, b"x").is_err());
+  assert!(e.define_key(MAX_KEYS - 1, b"x").is_ok());
+}
+
+/// Random tapes never panic (a poor man's fuzz target).
+#[test]
+fn random_tapes_do_not_panic() {
+  let mut seed = 0x2545F4914F6CDD1Du64;
+  let mut next = move || {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    seed
+  };
+  let mut e = Encoder::new();
+  e.define_key(0, b"k").unwrap();
+  let codes = [0u32, 0x22, 0x23, 0x24, 1, 2, 3, 4, 5, 7, 8, 9, 0x0A, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x18, 0x20, 0x7F, 0xFF, 0x55];
+  for _ in 0..5_000 {
+    let n = (next() % 12) as usize;
+    let ops: Vec<u32> = (0..n).map(|_| codes[(next() % codes.len() as u64) as usize] | ((next() % 3) as u32) << 8).collect();
+    let nums: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
+    let bytes: Vec<u8> = (0..(next() % 40)).map(|_| next() as u8).collect();
+    let args: Vec<OwnedArg> = (0..(next() % 5))
+      .map(|_| if next() % 2 == 0 { s("ab") } else { OwnedArg::Bytes(vec![1, 2, 3]) })
+      .collect();
+    let _ = run_all(&mut e, &ops, &nums, &bytes, &args, 1 + (next() % 3) as usize);
+  }
+}
+
+mod speed {
+  use super::*;
+
+  /// `cargo test --release -p bson-rs-core speed -- --ignored --nocapture`
+  #[test]
+  #[ignore]
+  fn int_array_speed() {
+    let code = if std::env::var("SPEED_OP").as_deref() == Ok("oid") { op::OID_INTS } else { op::INT32 };
+    let mut e = Encoder::new();
+    e.define_key(0, b"a").unwrap();
+    let mut ops = vec![op::ARRAY | 1 << 8];
+    ops.extend(std::iter::repeat(code).take(1000));
+    ops.extend([op::END, op::END]);
+    let nums = vec![7u8; 16 * 1000];
+    let mut out = vec![0u8; 1 << 16];
+    let t = std::time::Instant::now();
+    let n: u32 = std::env::var("SPEED_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+    for _ in 0..n {
+      e.begin();
+      let r = e.run(&ops, &nums, &[], &mut out, &mut [][..]).unwrap();
+      assert!(matches!(r, Step::Done(_)));
+    }
+    println!("ns per element: {:.2}", t.elapsed().as_nanos() as f64 / f64::from(n) / 1000.0);
+  }
+}

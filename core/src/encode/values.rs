@@ -1,0 +1,212 @@
+//! One writer per payload kind on the general path (`Encoder::run_inner`):
+//! each writes the value of one element after its header (type byte, key)
+//! and advances the tape cursors it consumes (`ai` string/byte arguments,
+//! `bi` bytes tape, `ni` number slots). "Where is an int64 written?" →
+//! `num8` here, and the K_NUM8 arm of `fast::fast_run` on the fast path.
+//! Calls `out`, `args`.
+
+use super::args::ArgSource;
+use super::out::Out;
+use super::{bad, long_from_number, too_large, Frame, MAX_DOCUMENT_SIZE, NO_CWS};
+
+/// 0x01 double, 0x11 timestamp, 0x12 int64: the 8 bytes of the number slot.
+#[inline(always)]
+pub(super) fn num8(out: &mut Out, num: [u8; 8]) {
+  out.put(num);
+}
+
+/// 0x10 int32: the low 4 bytes of the number slot.
+#[inline(always)]
+pub(super) fn int32(out: &mut Out, num: [u8; 8]) {
+  out.put([num[0], num[1], num[2], num[3]]);
+}
+
+/// 0x09 UTC datetime: the slot holds `Date#getTime()` as a double.
+#[inline(always)]
+pub(super) fn date(out: &mut Out, num: [u8; 8]) {
+  out.put(long_from_number(f64::from_le_bytes(num)).to_le_bytes());
+}
+
+/// 0x08 boolean (ops FALSE / TRUE).
+#[inline(always)]
+pub(super) fn boolean(out: &mut Out, value: bool) {
+  out.byte(u8::from(value));
+}
+
+/// 0x07 ObjectId from 12 bytes of the bytes tape.
+#[inline(always)]
+pub(super) fn object_id(out: &mut Out, bytes: &[u8], bi: &mut usize) -> Result<(), String> {
+  let b: [u8; 12] = bytes.get(*bi..*bi + 12).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
+  *bi += 12;
+  out.put(b);
+  Ok(())
+}
+
+/// 0x07 ObjectId from its four 24-bit ints in two number slots (op OID_INTS).
+#[inline(always)]
+pub(super) fn object_id_ints(out: &mut Out, nums: &[u8], ni: &mut usize) -> Result<(), String> {
+  let b = oid_from_ints(nums, *ni)?;
+  *ni += 2;
+  out.put(b);
+  Ok(())
+}
+
+/// The 12 ObjectId bytes from its four 24-bit ints (js-bson's i0..i3), two number slots.
+#[inline(always)]
+pub(super) fn oid_from_ints(nums: &[u8], ni: usize) -> Result<[u8; 12], String> {
+  let s = ni.checked_mul(8).ok_or_else(|| bad("number slot"))?;
+  let Some(Ok(src)) = nums.get(s..s.saturating_add(16)).map(<&[u8; 16]>::try_from) else {
+    return Err(bad("number slot past the end"));
+  };
+  let [a0, a1, a2, _, b0, b1, b2, _, c0, c1, c2, _, d0, d1, d2, _] = *src;
+  Ok([a2, a1, a0, b2, b1, b0, c2, c1, c0, d2, d1, d0])
+}
+
+/// 0x13 Decimal128: 16 bytes of the bytes tape.
+#[inline(always)]
+pub(super) fn decimal128(out: &mut Out, bytes: &[u8], bi: &mut usize) -> Result<(), String> {
+  let b: [u8; 16] = bytes.get(*bi..*bi + 16).and_then(|b| b.try_into().ok()).ok_or_else(|| bad("fixed bytes past the end"))?;
+  *bi += 16;
+  out.put(b);
+  Ok(())
+}
+
+/// 0x02 string whose UTF-8 bytes JS put in the bytes tape (op STRING_BYTES;
+/// the slot holds the byte length).
+#[inline(always)]
+pub(super) fn string_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut usize) -> Result<(), String> {
+  let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+  let src = bytes.get(*bi..bi.saturating_add(n)).ok_or_else(|| bad("string bytes past the end"))?;
+  *bi += n;
+  let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+  out.put((size as i32).to_le_bytes());
+  out.put_slice(src);
+  out.byte(0);
+  Ok(())
+}
+
+/// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes, NUL.
+#[inline(always)]
+pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize) -> Result<(), String> {
+  let at = out.pos;
+  out.put([0; 4]);
+  let n = out.string(args, *ai)?;
+  *ai += 1;
+  out.byte(0);
+  let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+  out.patch_i32(at, size as i32);
+  Ok(())
+}
+
+/// 0x0B regular expression: two string arguments (source, options) as C strings.
+#[inline(always)]
+pub(super) fn regex<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize) -> Result<(), String> {
+  out.string(args, *ai)?;
+  out.byte(0);
+  out.string(args, *ai + 1)?;
+  out.byte(0);
+  *ai += 2;
+  Ok(())
+}
+
+/// The size, subtype and (subtype 2) inner length of a binary of `len` data
+/// bytes; the slot holds (length, subtype) as two int32.
+#[inline(always)]
+fn binary_header(num: [u8; 8]) -> Result<usize, String> {
+  let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
+  let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
+  let len = usize::try_from(len).map_err(|_| bad("negative binary length"))?;
+  let size = if subtype == 2 { len + 4 } else { len };
+  if size > MAX_DOCUMENT_SIZE {
+    return Err(too_large());
+  }
+  Ok(len)
+}
+
+/// Writes the header checked by `binary_header`.
+#[inline(always)]
+fn put_binary_header(out: &mut Out, num: [u8; 8], len: usize) {
+  let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
+  let size = if subtype == 2 { len + 4 } else { len };
+  out.put((size as i32).to_le_bytes());
+  out.byte(subtype as u8);
+  if subtype == 2 {
+    out.put((len as i32).to_le_bytes());
+  }
+}
+
+/// 0x05 binary whose data is a typed-array argument (op BINARY). Like
+/// js-bson, bytes past the data (position > buffer length) are zeros.
+#[inline(always)]
+pub(super) fn binary<A: ArgSource + ?Sized>(out: &mut Out, num: [u8; 8], args: &mut A, ai: &mut usize) -> Result<(), String> {
+  let len = binary_header(num)?;
+  put_binary_header(out, num, len);
+  let data = args.bytes(*ai)?;
+  *ai += 1;
+  let copied = data.len().min(len);
+  out.put_slice(data.get(..copied).unwrap_or(&[]));
+  let mut rest = len - copied;
+  while rest > 0 {
+    if out.overflow {
+      // counting only (also once the zeros ran past the output): no need to walk them
+      out.pos = out.pos.saturating_add(rest);
+      break;
+    }
+    let n = rest.min(64);
+    out.put_slice(&[0u8; 64][..n]);
+    rest -= n;
+  }
+  Ok(())
+}
+
+/// 0x05 binary with all its data bytes in the bytes tape (op BINARY_BYTES).
+#[inline(always)]
+pub(super) fn binary_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut usize) -> Result<(), String> {
+  let len = binary_header(num)?;
+  let src = bytes.get(*bi..bi.saturating_add(len)).ok_or_else(|| bad("binary bytes past the end"))?;
+  *bi += len;
+  put_binary_header(out, num, len);
+  out.put_slice(src);
+  Ok(())
+}
+
+/// 0x03 document, 0x04 array: a size placeholder and a new frame (closed by `end`).
+#[inline(always)]
+pub(super) fn document(out: &mut Out, frames: &mut Vec<Frame>, array: bool) {
+  let start = out.pos;
+  out.put([0; 4]);
+  frames.push(Frame { start, cws: NO_CWS, array, index: 0 });
+}
+
+/// 0x0F code with scope: total size placeholder, the code string argument,
+/// then the scope document's frame (`end` patches both sizes).
+#[inline(always)]
+pub(super) fn code_w_scope<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, frames: &mut Vec<Frame>) -> Result<(), String> {
+  let cws = out.pos;
+  out.put([0; 4]);
+  string(out, args, ai)?;
+  let start = out.pos;
+  out.put([0; 4]);
+  frames.push(Frame { start, cws, array: false, index: 0 });
+  Ok(())
+}
+
+/// The END op: the NUL of the innermost document, then its size (and that of
+/// a code-with-scope around it); pops its frame.
+#[inline(always)]
+pub(super) fn end(out: &mut Out, frame: &Frame) -> Result<(), String> {
+  out.byte(0);
+  let size = out.pos - frame.start;
+  if size > MAX_DOCUMENT_SIZE {
+    return Err(too_large());
+  }
+  out.patch_i32(frame.start, size as i32);
+  if frame.cws != NO_CWS {
+    let total = out.pos - frame.cws;
+    if total > MAX_DOCUMENT_SIZE {
+      return Err(too_large());
+    }
+    out.patch_i32(frame.cws, total as i32);
+  }
+  Ok(())
+}
