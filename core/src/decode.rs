@@ -80,6 +80,10 @@ pub mod flag {
   pub const ALLOW_SMALLER: u32 = 64;
   pub const UTF8: u32 = 128;
   pub const UTF8_MAP: u32 = 256;
+  /// Check nested documents as bson 6.x and 7.0-7.2 do: their deserializer
+  /// recurses into each one (`values::document` / `array` / `code_w_scope`
+  /// and `close` say where that changes a check or a message).
+  pub const RECURSIVE: u32 = 512;
 }
 
 /// `Span::kind` of a key-table string (`start` is the key id).
@@ -142,12 +146,30 @@ struct Frame {
   node: u32,
   n: u32,
   key_start: u32,
+  /// A code-with-scope's total-size check, due when its scope closes (the
+  /// recursive readers make it after reading the scope): `SCOPE_*`.
+  scope_check: u8,
 }
+
+const SCOPE_OK: u8 = 0;
+const SCOPE_TOO_SHORT: u8 = 1;
+const SCOPE_TOO_LONG: u8 = 2;
 
 impl Frame {
   /// A parsed (not raw) embedded document or code-with-scope scope ending at `last_index`.
   fn document(kind: u8, validate: bool, last_index: i64, key_start: u32) -> Self {
-    Frame { kind, raw: false, dbref: DB_NULL, validate, last_index, array_index: 0, node: ROOT, n: 0, key_start }
+    Frame {
+      kind,
+      raw: false,
+      dbref: DB_NULL,
+      validate,
+      last_index,
+      array_index: 0,
+      node: ROOT,
+      n: 0,
+      key_start,
+      scope_check: SCOPE_OK,
+    }
   }
 }
 
@@ -370,6 +392,7 @@ impl DecodeCache {
     let promote_longs = flags & flag::PROMOTE_LONGS != 0 && promote_values;
     let big = flags & flag::USE_BIGINT64 != 0;
     let global_raw = flags & flag::RAW != 0;
+    let recursive = flags & flag::RECURSIVE != 0;
     let bson_regexp = flags & flag::BSON_REGEXP != 0;
 
     let (start_index, size) = root_header(buf, req.index, flags)?;
@@ -385,6 +408,7 @@ impl DecodeCache {
       node: ROOT,
       n: 0,
       key_start: 0,
+      scope_check: SCOPE_OK,
     };
 
     loop {
@@ -393,7 +417,7 @@ impl DecodeCache {
       if et == Some(0) {
         let Some(parent) = frames.pop() else { break };
         let done = std::mem::replace(&mut cur, parent);
-        close(&done, index, t, &mut defs, key_stack, body_spans, buf)?;
+        close(&done, index, recursive, t, &mut defs, key_stack, body_spans, buf)?;
         continue;
       }
 
@@ -421,8 +445,8 @@ impl DecodeCache {
         0x01 => values::double(buf, at, t, promote_values),
         0x09 => values::date(buf, at, t),
         0x08 => values::boolean(buf, at, t)?,
-        0x03 => values::document(buf, at, t, global_raw || top_raw, validate, frames, &mut cur, key_start)?,
-        0x04 => values::array(buf, at, req.raw_names, kb, array_index, top_raw, validate, frames, &mut cur, key_start)?,
+        0x03 => values::document(buf, at, t, global_raw || top_raw, validate, recursive, frames, &mut cur, key_start)?,
+        0x04 => values::array(buf, at, req.raw_names, kb, array_index, top_raw, validate, recursive, frames, &mut cur, key_start)?,
         0x06 => values::undefined(at, t),
         0x0A => values::null(at, t),
         0x12 => values::int64(buf, at, t, big, promote_longs)?,
@@ -432,7 +456,7 @@ impl DecodeCache {
         0x11 => values::timestamp(buf, at, t)?,
         0xFF => values::min_key(at, t),
         0x7F => values::max_key(at, t),
-        0x0F => values::code_w_scope(buf, at, t, body_spans, validate, frames, &mut cur, key_start)?,
+        0x0F => values::code_w_scope(buf, at, t, body_spans, validate, recursive, frames, &mut cur, key_start)?,
         0x0C => values::db_pointer(buf, at, t, body_spans, validate)?,
         _ => {
           return Err(DecodeError::Bson(format!(
@@ -544,9 +568,11 @@ fn element_name<'b>(
 /// The end of a nested frame `done` (its 0x00 byte was just read; `index` is
 /// past it): checks its size and emits the op that builds it.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn close(
   done: &Frame,
   index: i64,
+  recursive: bool,
   t: &mut Tape,
   defs: &mut Defs,
   key_stack: &mut Vec<KeyRef>,
@@ -554,10 +580,18 @@ fn close(
   buf: &[u8],
 ) -> Result<(), DecodeError> {
   if index != done.last_index {
-    if done.kind == K_ARR {
-      return bson_err("corrupted array bson");
-    }
-    return bson_err("Bad BSON Document: object not properly terminated");
+    // The recursive readers' size check at the end of `deserializeObject`.
+    return match (recursive, done.kind == K_ARR) {
+      (false, true) => bson_err("corrupted array bson"),
+      (false, false) => bson_err("Bad BSON Document: object not properly terminated"),
+      (true, true) => bson_err("corrupt array bson"),
+      (true, false) => bson_err("corrupt object bson"),
+    };
+  }
+  match done.scope_check {
+    SCOPE_TOO_SHORT => return bson_err("code_w_scope total size is too short, truncating scope"),
+    SCOPE_TOO_LONG => return bson_err("code_w_scope total size is too long, clips outer document"),
+    _ => {}
   }
   match done.kind {
     K_ARR => t.array(done.n),
