@@ -149,6 +149,11 @@ struct Frame {
   /// A code-with-scope's total-size check, due when its scope closes (the
   /// recursive readers make it after reading the scope): `SCOPE_*`.
   scope_check: u8,
+  /// This frame's keys are looked up in `validation.utf8`'s names: the root,
+  /// and (recursive readers: they pass the options on unchanged) a
+  /// code-with-scope scope directly in such a frame. Elsewhere a key
+  /// inherits its parent element's setting.
+  utf8_by_name: bool,
 }
 
 const SCOPE_OK: u8 = 0;
@@ -169,6 +174,7 @@ impl Frame {
       n: 0,
       key_start,
       scope_check: SCOPE_OK,
+      utf8_by_name: false,
     }
   }
 }
@@ -409,6 +415,7 @@ impl DecodeCache {
       n: 0,
       key_start: 0,
       scope_check: SCOPE_OK,
+      utf8_by_name: true,
     };
 
     loop {
@@ -423,9 +430,8 @@ impl DecodeCache {
 
       let i = cstring_end(buf, index)?;
       let Some(et) = et else { return bson_err("Bad BSON Document: illegal CString") };
-      let at_root = frames.is_empty();
       // The key (js-bson's `name`): `None` in arrays, where the name is the index.
-      let (kb, array_index, validate) = element_name(buf, index, i, &mut cur, at_root, req, &mut defs, key_stack);
+      let (kb, array_index, validate) = element_name(buf, index, i, &mut cur, req, &mut defs, key_stack);
       let top_raw = cur.raw;
       let key_start = key_stack.len() as u32;
       let at = i + 1;
@@ -528,7 +534,6 @@ fn element_name<'b>(
   start: i64,
   end: i64,
   top: &mut Frame,
-  at_root: bool,
   req: &Request,
   defs: &mut Defs,
   key_stack: &mut Vec<KeyRef>,
@@ -544,7 +549,7 @@ fn element_name<'b>(
     }
     Some(kb) => {
       let setting = req.flags & flag::UTF8 != 0;
-      validate = if !at_root {
+      validate = if !top.utf8_by_name {
         top.validate
       } else if req.flags & flag::UTF8_MAP != 0 {
         if req.utf8_names.iter().any(|n| utf8::lossy_eq(kb, n)) {

@@ -155,6 +155,7 @@ pub(super) fn array(
     n: 0,
     key_start,
     scope_check: SCOPE_OK,
+    utf8_by_name: false,
   };
   open(frames, cur, child);
   Ok(at + 4)
@@ -327,6 +328,7 @@ pub(super) fn code_w_scope(
     if object_size < 5 || object_size > len {
       return bson_err("corrupt bson message");
     }
+    scope.utf8_by_name = cur.utf8_by_name;
     scope.scope_check = if total_size < 4 + 4 + object_size + ss {
       SCOPE_TOO_SHORT
     } else if total_size > 4 + 4 + object_size + ss {
