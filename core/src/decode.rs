@@ -80,6 +80,10 @@ pub mod flag {
   pub const ALLOW_SMALLER: u32 = 64;
   pub const UTF8: u32 = 128;
   pub const UTF8_MAP: u32 = 256;
+  /// Check nested documents as bson 6.x and 7.0-7.2 do: their deserializer
+  /// recurses into each one (`values::document` / `array` / `code_w_scope`
+  /// and `close` say where that changes a check or a message).
+  pub const RECURSIVE: u32 = 512;
 }
 
 /// `Span::kind` of a key-table string (`start` is the key id).
@@ -142,12 +146,36 @@ struct Frame {
   node: u32,
   n: u32,
   key_start: u32,
+  /// A code-with-scope's total-size check, due when its scope closes (the
+  /// recursive readers make it after reading the scope): `SCOPE_*`.
+  scope_check: u8,
+  /// This frame's keys are looked up in `validation.utf8`'s names: the root,
+  /// and (recursive readers: they pass the options on unchanged) a
+  /// code-with-scope scope directly in such a frame. Elsewhere a key
+  /// inherits its parent element's setting.
+  utf8_by_name: bool,
 }
+
+const SCOPE_OK: u8 = 0;
+const SCOPE_TOO_SHORT: u8 = 1;
+const SCOPE_TOO_LONG: u8 = 2;
 
 impl Frame {
   /// A parsed (not raw) embedded document or code-with-scope scope ending at `last_index`.
   fn document(kind: u8, validate: bool, last_index: i64, key_start: u32) -> Self {
-    Frame { kind, raw: false, dbref: DB_NULL, validate, last_index, array_index: 0, node: ROOT, n: 0, key_start }
+    Frame {
+      kind,
+      raw: false,
+      dbref: DB_NULL,
+      validate,
+      last_index,
+      array_index: 0,
+      node: ROOT,
+      n: 0,
+      key_start,
+      scope_check: SCOPE_OK,
+      utf8_by_name: false,
+    }
   }
 }
 
@@ -370,6 +398,7 @@ impl DecodeCache {
     let promote_longs = flags & flag::PROMOTE_LONGS != 0 && promote_values;
     let big = flags & flag::USE_BIGINT64 != 0;
     let global_raw = flags & flag::RAW != 0;
+    let recursive = flags & flag::RECURSIVE != 0;
     let bson_regexp = flags & flag::BSON_REGEXP != 0;
 
     let (start_index, size) = root_header(buf, req.index, flags)?;
@@ -385,6 +414,8 @@ impl DecodeCache {
       node: ROOT,
       n: 0,
       key_start: 0,
+      scope_check: SCOPE_OK,
+      utf8_by_name: true,
     };
 
     loop {
@@ -393,15 +424,14 @@ impl DecodeCache {
       if et == Some(0) {
         let Some(parent) = frames.pop() else { break };
         let done = std::mem::replace(&mut cur, parent);
-        close(&done, index, t, &mut defs, key_stack, body_spans, buf)?;
+        close(&done, index, recursive, t, &mut defs, key_stack, body_spans, buf)?;
         continue;
       }
 
       let i = cstring_end(buf, index)?;
       let Some(et) = et else { return bson_err("Bad BSON Document: illegal CString") };
-      let at_root = frames.is_empty();
       // The key (js-bson's `name`): `None` in arrays, where the name is the index.
-      let (kb, array_index, validate) = element_name(buf, index, i, &mut cur, at_root, req, &mut defs, key_stack);
+      let (kb, array_index, validate) = element_name(buf, index, i, &mut cur, req, &mut defs, key_stack);
       let top_raw = cur.raw;
       let key_start = key_stack.len() as u32;
       let at = i + 1;
@@ -421,8 +451,8 @@ impl DecodeCache {
         0x01 => values::double(buf, at, t, promote_values),
         0x09 => values::date(buf, at, t),
         0x08 => values::boolean(buf, at, t)?,
-        0x03 => values::document(buf, at, t, global_raw || top_raw, validate, frames, &mut cur, key_start)?,
-        0x04 => values::array(buf, at, req.raw_names, kb, array_index, top_raw, validate, frames, &mut cur, key_start)?,
+        0x03 => values::document(buf, at, t, global_raw || top_raw, validate, recursive, frames, &mut cur, key_start)?,
+        0x04 => values::array(buf, at, req.raw_names, kb, array_index, top_raw, validate, recursive, frames, &mut cur, key_start)?,
         0x06 => values::undefined(at, t),
         0x0A => values::null(at, t),
         0x12 => values::int64(buf, at, t, big, promote_longs)?,
@@ -432,7 +462,7 @@ impl DecodeCache {
         0x11 => values::timestamp(buf, at, t)?,
         0xFF => values::min_key(at, t),
         0x7F => values::max_key(at, t),
-        0x0F => values::code_w_scope(buf, at, t, body_spans, validate, frames, &mut cur, key_start)?,
+        0x0F => values::code_w_scope(buf, at, t, body_spans, validate, recursive, frames, &mut cur, key_start)?,
         0x0C => values::db_pointer(buf, at, t, body_spans, validate)?,
         _ => {
           return Err(DecodeError::Bson(format!(
@@ -504,7 +534,6 @@ fn element_name<'b>(
   start: i64,
   end: i64,
   top: &mut Frame,
-  at_root: bool,
   req: &Request,
   defs: &mut Defs,
   key_stack: &mut Vec<KeyRef>,
@@ -520,7 +549,7 @@ fn element_name<'b>(
     }
     Some(kb) => {
       let setting = req.flags & flag::UTF8 != 0;
-      validate = if !at_root {
+      validate = if !top.utf8_by_name {
         top.validate
       } else if req.flags & flag::UTF8_MAP != 0 {
         if req.utf8_names.iter().any(|n| utf8::lossy_eq(kb, n)) {
@@ -544,9 +573,11 @@ fn element_name<'b>(
 /// The end of a nested frame `done` (its 0x00 byte was just read; `index` is
 /// past it): checks its size and emits the op that builds it.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn close(
   done: &Frame,
   index: i64,
+  recursive: bool,
   t: &mut Tape,
   defs: &mut Defs,
   key_stack: &mut Vec<KeyRef>,
@@ -554,10 +585,18 @@ fn close(
   buf: &[u8],
 ) -> Result<(), DecodeError> {
   if index != done.last_index {
-    if done.kind == K_ARR {
-      return bson_err("corrupted array bson");
-    }
-    return bson_err("Bad BSON Document: object not properly terminated");
+    // The recursive readers' size check at the end of `deserializeObject`.
+    return match (recursive, done.kind == K_ARR) {
+      (false, true) => bson_err("corrupted array bson"),
+      (false, false) => bson_err("Bad BSON Document: object not properly terminated"),
+      (true, true) => bson_err("corrupt array bson"),
+      (true, false) => bson_err("corrupt object bson"),
+    };
+  }
+  match done.scope_check {
+    SCOPE_TOO_SHORT => return bson_err("code_w_scope total size is too short, truncating scope"),
+    SCOPE_TOO_LONG => return bson_err("code_w_scope total size is too long, clips outer document"),
+    _ => {}
   }
   match done.kind {
     K_ARR => t.array(done.n),

@@ -9,7 +9,7 @@
 use super::bytes::{all_in, bson_err, byte, cstring_end, f64_at, i32_at, index_name, lossy_span, pair, prefixed_string, string_span};
 use super::defs::Defs;
 use super::tape::Tape;
-use super::{op, DecodeError, Frame, Span, DB_FALSE, K_ARR, K_CWS, K_OBJ, VCACHE_MAX_LEN};
+use super::{op, DecodeError, Frame, Span, DB_FALSE, K_ARR, K_CWS, K_OBJ, SCOPE_OK, SCOPE_TOO_LONG, SCOPE_TOO_SHORT, VCACHE_MAX_LEN};
 use crate::shapes::NONE;
 use crate::utf8;
 
@@ -76,12 +76,22 @@ pub(super) fn document(
   t: &mut Tape,
   raw: bool,
   validate: bool,
+  recursive: bool,
   frames: &mut Vec<Frame>,
   cur: &mut Frame,
   key_start: u32,
 ) -> Result<i64, DecodeError> {
   let object_size = i32_at(buf, at) as i64;
-  if object_size < 5 || object_size > buf.len() as i64 - at {
+  if recursive {
+    // bson 6.x / 7.0-7.2: the element's check, then (parsed, not raw) the
+    // recursive deserializeObject's own size check.
+    if object_size <= 0 || object_size > buf.len() as i64 - at {
+      return bson_err("bad embedded document length in bson");
+    }
+    if !raw && object_size < 5 {
+      return bson_err("corrupt bson message");
+    }
+  } else if object_size < 5 || object_size > buf.len() as i64 - at {
     return bson_err("bad embedded document length in bson");
   }
   if raw {
@@ -108,12 +118,19 @@ pub(super) fn array(
   array_index: u32,
   top_raw: bool,
   validate: bool,
+  recursive: bool,
   frames: &mut Vec<Frame>,
   cur: &mut Frame,
   key_start: u32,
 ) -> Result<i64, DecodeError> {
   let object_size = i32_at(buf, at) as i64;
-  if object_size < 5 || object_size > buf.len() as i64 - at {
+  if recursive {
+    // bson 6.x / 7.0-7.2 check an array only in the recursive deserializeObject,
+    // against the whole input.
+    if object_size < 5 || object_size > buf.len() as i64 {
+      return bson_err("corrupt bson message");
+    }
+  } else if object_size < 5 || object_size > buf.len() as i64 - at {
     return bson_err("bad embedded array length in bson");
   }
   let named_raw = match raw_names {
@@ -137,6 +154,8 @@ pub(super) fn array(
     node: NONE,
     n: 0,
     key_start,
+    scope_check: SCOPE_OK,
+    utf8_by_name: false,
   };
   open(frames, cur, child);
   Ok(at + 4)
@@ -287,6 +306,7 @@ pub(super) fn code_w_scope(
   t: &mut Tape,
   body_spans: &mut Vec<Span>,
   validate: bool,
+  recursive: bool,
   frames: &mut Vec<Frame>,
   cur: &mut Frame,
   key_start: u32,
@@ -301,18 +321,35 @@ pub(super) fn code_w_scope(
   let (span, ss) = prefixed_string(buf, &mut index, len, validate)?;
   let scope_index = index;
   let object_size = i32_at(buf, index) as i64;
-  if object_size < 5 || object_size > len - index {
-    return bson_err("bad scope document size in code_w_scope");
-  }
-  if total_size < 4 + 4 + object_size + ss {
-    return bson_err("code_w_scope total size is too short, truncating scope");
-  }
-  if total_size > 4 + 4 + object_size + ss {
-    return bson_err("code_w_scope total size is too long, clips outer document");
+  let mut scope = Frame::document(K_CWS, validate, scope_index + object_size, key_start);
+  if recursive {
+    // bson 6.x / 7.0-7.2 read the scope first (recursively: its own size
+    // check), then compare the total size: `close` makes that check.
+    if object_size < 5 || object_size > len {
+      return bson_err("corrupt bson message");
+    }
+    scope.utf8_by_name = cur.utf8_by_name;
+    scope.scope_check = if total_size < 4 + 4 + object_size + ss {
+      SCOPE_TOO_SHORT
+    } else if total_size > 4 + 4 + object_size + ss {
+      SCOPE_TOO_LONG
+    } else {
+      SCOPE_OK
+    };
+  } else {
+    if object_size < 5 || object_size > len - index {
+      return bson_err("bad scope document size in code_w_scope");
+    }
+    if total_size < 4 + 4 + object_size + ss {
+      return bson_err("code_w_scope total size is too short, truncating scope");
+    }
+    if total_size > 4 + 4 + object_size + ss {
+      return bson_err("code_w_scope total size is too long, clips outer document");
+    }
   }
   body_spans.push(span);
   t.op(op::STR);
-  open(frames, cur, Frame::document(K_CWS, validate, scope_index + object_size, key_start));
+  open(frames, cur, scope);
   Ok(index + 4)
 }
 
