@@ -9,18 +9,45 @@
 // Each round runs every case with and without bson-rs installed into the
 // driver (order alternating), after warm-up rounds; the table shows medians.
 //
-// Options (environment): BENCH_DOCS (10000), BENCH_ROUNDS (10), BENCH_WARMUP (2).
+// Two stacks, each in a fresh process, in one table: mongoose 9 + mongodb 7
+// (bson 7) and mongoose 8 + mongodb 6 (bson 6.10; the devDependency mongoose8).
+// mongodb 6 sizes every document of insertMany with calculateObjectSize, so
+// that call gets a row of its own.
+//
+// Options (environment): BENCH_DOCS (10000), BENCH_ROUNDS (10), BENCH_WARMUP (2),
+// BENCH_STACK (mongoose | mongoose8: run that stack only, in this process).
 // Run with --expose-gc (as the npm script does) to collect garbage before each timed run.
 const net = require('node:net');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
-const mongodb = require('mongodb');
-const { Mongoose } = require('mongoose');
-const driver = require('../lib/driver');
-const workload = require('../test/e2e/workload');
 
 const DOCS = Number(process.env.BENCH_DOCS || 10000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 10);
 const WARMUP = Number(process.env.BENCH_WARMUP || 2);
+
+const STACKS = ['mongoose', 'mongoose8'];
+if (process.env.BENCH_STACK === undefined) {
+  // The parent: each stack in its own process, then one table.
+  const rows = [];
+  for (const stack of STACKS) {
+    const child = spawnSync(process.execPath, [...process.execArgv, __filename], {
+      env: { ...process.env, BENCH_STACK: stack, BENCH_JSON: '1' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8'
+    });
+    if (child.status !== 0) process.exit(child.status || 1);
+    rows.push(JSON.parse(child.stdout));
+  }
+  printTable(rows);
+  return;
+}
+const MONGOOSE = process.env.BENCH_STACK;
+const { Mongoose } = require(MONGOOSE);
+const mongodb = require(require.resolve('mongodb', { paths: [path.dirname(require.resolve(MONGOOSE))] }));
+const driver = require('../lib/driver');
+const workload = require('../test/e2e/workload');
+
 const FIRST_BATCH = 101; // a real server's default first batch
 
 // The responder encodes and decodes with js-bson functions taken before anything is installed.
@@ -231,6 +258,15 @@ async function main() {
       }
     },
     {
+      name: 'bson calculateObjectSize() each',
+      run: async () => {
+        // what mongodb 6's insertMany does per document (mongodb 7 hardly calls it)
+        let total = 0;
+        for (const d of insertDocs) total += driverBson.calculateObjectSize(d);
+        if (!(total > DOCS)) throw new Error(`sized ${total}`);
+      }
+    },
+    {
       name: `mongoose insertMany() ${MONGOOSE_INSERTS}`,
       run: async () => {
         const r = await Post.insertMany(mongooseInput);
@@ -272,15 +308,21 @@ async function main() {
     const rs = median(t.rs);
     return { case: c.name, js, rs, ratio: js / rs };
   });
+  const result = { mongoose: require(`${MONGOOSE}/package.json`).version, mongodb: info.mongodbVersion, bson: info.bsonVersion, rows };
+  if (process.env.BENCH_JSON) process.stdout.write(JSON.stringify(result));
+  else printTable([result]);
+}
+
+function printTable(results) {
   const pad = (s, n) => String(s).padEnd(n);
   const lpad = (s, n) => String(s).padStart(n);
-  console.log(
-    `bench:driver  ${DOCS} documents, median of ${ROUNDS} interleaved rounds (+${WARMUP} warm-up), ` +
-      `mongodb ${info.mongodbVersion}, bson ${info.bsonVersion}, node ${process.version}`
-  );
-  console.log(`${pad('case', 30)} ${lpad('js-bson ms', 11)} ${lpad('bson-rs ms', 11)} ${lpad('speed-up', 9)}`);
-  for (const r of rows) {
-    console.log(`${pad(r.case, 30)} ${lpad(r.js.toFixed(1), 11)} ${lpad(r.rs.toFixed(1), 11)} ${lpad(r.ratio.toFixed(2) + 'x', 9)}`);
+  console.log(`bench:driver  ${DOCS} documents, median of ${ROUNDS} interleaved rounds (+${WARMUP} warm-up), node ${process.version}`);
+  console.log(`${pad('stack', 34)} ${pad('case', 32)} ${lpad('js-bson ms', 11)} ${lpad('bson-rs ms', 11)} ${lpad('speed-up', 9)}`);
+  for (const { mongoose, mongodb, bson, rows } of results) {
+    const stack = `mongoose ${mongoose}, mongodb ${mongodb}, bson ${bson}`;
+    for (const r of rows) {
+      console.log(`${pad(stack, 34)} ${pad(r.case, 32)} ${lpad(r.js.toFixed(1), 11)} ${lpad(r.rs.toFixed(1), 11)} ${lpad(r.ratio.toFixed(2) + 'x', 9)}`);
+    }
   }
   console.log('speed-up = js-bson median / bson-rs median (> 1: bson-rs is faster)');
 }

@@ -17,16 +17,22 @@ const CODEC_NAMES = [
   'setInternalBufferSize'
 ];
 
-/**
- * The bson releases bson-rs reproduces: 6.10 (under mongodb 6 / mongoose 8)
- * and every 7.x. Others are refused before anything is built.
- */
-function checkVersion(version) {
+/** The bson releases bson-rs reproduces (each tested as its own oracle). */
+const SUPPORTED_BSON = 'bson 6.10.x (mongodb 6.x, mongoose 8.x) and 7.x (mongodb 7.x, mongoose 9.x)';
+
+/** Is `version` (from the copy's package.json, or 'unknown…') one of SUPPORTED_BSON?
+ * A copy of unknown version still has to pass the self-check. */
+function isSupportedVersion(version) {
+  if (version.startsWith('unknown')) return true;
   const [major, minor] = version.split('.').map(Number);
-  if (!((major === 6 && minor >= 10) || major === 7 || version === 'unknown version')) {
+  return (major === 6 && minor >= 10) || major === 7;
+}
+
+function checkVersion(version) {
+  if (!isSupportedVersion(version)) {
     throw new Error(
-      `bson-rs: refusing bson ${version}: bson-rs reproduces bson 6.10.x and 7.x; ` +
-        'update it (`npm update bson`, or the mongodb driver that brings it). Nothing was installed.'
+      `bson-rs: refusing bson ${version}: bson-rs reproduces ${SUPPORTED_BSON}; ` +
+        'update it (`npm update bson`, or the driver that brings it). Nothing was installed.'
     );
   }
 }
@@ -80,4 +86,4 @@ function bsonNamespace(bson, codec) {
   return Object.freeze(namespace);
 }
 
-module.exports = { createCodec, bsonNamespace };
+module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON };

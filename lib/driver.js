@@ -16,7 +16,7 @@
 // classes the driver, and Mongoose on top of it, check against.
 const fs = require('node:fs');
 const path = require('node:path');
-const { createCodec } = require('./codec');
+const { createCodec, isSupportedVersion, SUPPORTED_BSON } = require('./codec');
 // False when bson-rs runs without its native addon (js-bson's own functions, see ./loader.js).
 const { loaded: native } = require('./loader');
 
@@ -29,9 +29,8 @@ const CODEC_NAMES = Object.freeze([
   'setInternalBufferSize'
 ]);
 
-/** bson majors whose classes and semantics the codec mirrors (js-bson 7.3.4 is the oracle). */
-const SUPPORTED_BSON_MAJORS = Object.freeze([7]);
-const SUPPORTED_TEXT = 'bson 7.x (mongodb 7.x, as used by mongoose 9.x)';
+/** bson majors whose classes and semantics the codec mirrors (lib/codec.js has the exact range). */
+const SUPPORTED_BSON_MAJORS = Object.freeze([6, 7]);
 
 // Kept on the bson module itself (non-enumerable, registered symbol), so that two
 // copies of bson-rs in one process see each other's installation.
@@ -115,11 +114,10 @@ function locate(mongodb) {
 }
 
 function checkSupported(where) {
-  const major = Number.parseInt(where.bsonVersion, 10);
-  if (!SUPPORTED_BSON_MAJORS.includes(major)) {
+  if (!isSupportedVersion(where.bsonVersion)) {
     throw new Error(
       `bson-rs/driver: mongodb ${where.mongodbVersion} uses bson ${where.bsonVersion} (${where.bsonFile}); ` +
-        `bson-rs supports ${SUPPORTED_TEXT} only`
+        `bson-rs supports ${SUPPORTED_BSON} only`
     );
   }
 }
@@ -132,13 +130,6 @@ function loadBson(where) {
     if (d === undefined || !('value' in d) || (!d.writable && !d.configurable)) {
       throw new Error(`bson-rs/driver: ${where.bsonFile} has no writable export "${name}"; cannot install`);
     }
-  }
-  const major = bson.ObjectId && bson.ObjectId.prototype[Symbol.for('@@mdb.bson.version')];
-  if (major !== undefined && !SUPPORTED_BSON_MAJORS.includes(major)) {
-    throw new Error(
-      `bson-rs/driver: mongodb ${where.mongodbVersion} uses a bson ${major}.x copy (${where.bsonFile}); ` +
-        `bson-rs supports ${SUPPORTED_TEXT} only`
-    );
   }
   return bson;
 }

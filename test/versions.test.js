@@ -1,8 +1,9 @@
 'use strict';
-// Every published bson 7.x, each its own oracle: the layout probe, the driver
-// plug-in over each copy, the refusal of a copy whose internals are unknown,
-// and the differential / corpus / fuzz / hostile suites re-run against each
-// copy (test/support/oracle.js, BSON_RS_ORACLE).
+// Every published bson 7.x and bson 6.10 (mongodb 6 / mongoose 8), each its
+// own oracle: the layout probe, the driver plug-in over each copy, the refusal
+// of a copy whose internals are unknown or whose version is unsupported, and
+// the differential / corpus / fuzz / hostile / serialize / deserialize suites
+// re-run against each copy (test/support/oracle.js, BSON_RS_ORACLE).
 const { describe, it } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
@@ -25,12 +26,13 @@ const COPIES = {
   bson731: '7.3.1',
   bson732: '7.3.2',
   bson733: '7.3.3',
-  bson734: '7.3.4'
+  bson734: '7.3.4',
+  bson6: '6.10.4'
 };
 const FOUR_INT_OBJECT_IDS = new Set(['7.3.2', '7.3.3', '7.3.4']);
-// 7.0–7.2 differ on malformed input, deep nesting, cycles and __proto__ (their
-// codec is recursive): refused. 7.3.x are matched.
-const REFUSED = new Set(['7.0.0', '7.1.0', '7.1.1', '7.2.0']);
+// bson 6.x and 7.0-7.2: a recursive codec that reads `_bsontype` once per
+// `else if`, checks nested documents its own way and sees inherited options.
+const RECURSIVE = new Set(['6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0']);
 const SUITES = ['differential', 'corpus', 'fuzz', 'hostile', 'serialize', 'deserialize'].map(s =>
   path.join(__dirname, `${s}.test.js`)
 );
@@ -63,29 +65,20 @@ const hex = u8 => Buffer.from(u8).toString('hex');
 
 describe('the layout probe', () => {
   for (const [alias, version] of Object.entries(COPIES)) {
-    it(`bson ${version}: ObjectId as four ints only from 7.3.2 on`, () => {
+    it(`bson ${version}: what the probes find`, () => {
       const layout = layoutOf(require(alias));
-      assert.strictEqual(layout.major, 7);
+      assert.strictEqual(layout.major, Number(version.split('.')[0]));
       assert.strictEqual(layout.objectIdIsFourInts, FOUR_INT_OBJECT_IDS.has(version));
       assert.strictEqual(layout.objectIdTakesOffset, FOUR_INT_OBJECT_IDS.has(version));
+      assert.strictEqual(layout.tagReadByChain, RECURSIVE.has(version));
+      assert.strictEqual(layout.readsNestedRecursively, RECURSIVE.has(version));
+      assert.strictEqual(layout.readsInheritedOptions, RECURSIVE.has(version));
     });
   }
 });
 
-describe('the driver plug-in over each bson 7.x copy', () => {
+describe('the driver plug-in over each bson copy', () => {
   for (const [alias, version] of Object.entries(COPIES)) {
-    if (REFUSED.has(version)) {
-      it(`bson ${version}: refused with one clear error, nothing patched`, t => {
-        const mongodb = fakeDriver(path.join(ROOT, 'node_modules', alias), t);
-        const before = { ...mongodb.bson };
-        const refusal = new RegExp(`^bson-rs: refusing bson ${version.replace(/\./g, '\\.')}: .*npm update bson`);
-        assert.throws(() => driver.install(mongodb), e => refusal.test(e.message));
-        assert.throws(() => createCodec(require(alias)), e => refusal.test(e.message));
-        assert.deepStrictEqual({ ...mongodb.bson }, before);
-        assert.strictEqual(driver.isInstalled(mongodb), false);
-      });
-      continue;
-    }
     it(`bson ${version}: ObjectIds keep their bytes through serialize and deserialize`, t => {
       const mongodb = fakeDriver(path.join(ROOT, 'node_modules', alias), t);
       const bson = mongodb.bson;
@@ -142,9 +135,34 @@ describe('a copy whose internals bson-rs does not know', () => {
   });
 });
 
-describe('the differential suites against each bson 7.x copy', () => {
+describe('unsupported bson versions', () => {
+  for (const version of ['6.9.1', '5.5.1', '8.0.0']) {
+    it(`bson ${version} is refused with one clear error, nothing patched`, t => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bson-rs-version-'));
+      t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+      fs.mkdirSync(path.join(dir, 'lib'));
+      fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'bson', version, main: 'lib/bson.cjs' }));
+      // the classes of a supported copy under another version number: only the version refuses it
+      fs.writeFileSync(
+        path.join(dir, 'lib', 'bson.cjs'),
+        `'use strict';\nObject.assign(exports, require(${JSON.stringify(path.join(ROOT, 'node_modules', 'bson6'))}));\n`
+      );
+      const mongodb = fakeDriver(dir, t);
+      const before = { ...mongodb.bson };
+      const v = version.replace(/\./g, '\\.');
+      assert.throws(() => driver.install(mongodb), new RegExp(`uses bson ${v} .*; bson-rs supports bson 6\\.10\\.x .* and 7\\.x .* only$`));
+      assert.throws(
+        () => createCodec(require(dir)),
+        new RegExp(`^Error: bson-rs: refusing bson ${v}: bson-rs reproduces bson 6\\.10\\.x .* Nothing was installed\\.$`)
+      );
+      assert.deepStrictEqual({ ...mongodb.bson }, before);
+      assert.strictEqual(driver.isInstalled(mongodb), false);
+    });
+  }
+});
+
+describe('the differential suites against each bson copy', () => {
   for (const [alias, version] of Object.entries(COPIES)) {
-    if (REFUSED.has(version)) continue;
     it(`bson ${version}`, () => {
       const run = spawnSync(process.execPath, ['--test', '--test-reporter=tap', ...SUITES], {
         cwd: ROOT,

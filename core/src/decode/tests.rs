@@ -560,3 +560,54 @@ fn one_retry_after_need_space_suffices() {
     }
   }
 }
+
+fn err_with(input: &[u8], flags: u32) -> String {
+  match run_with(&mut DecodeCache::new(), input, flags, 0).0 {
+    Outcome::Error(DecodeError::Bson(m)) => m,
+    other => panic!("expected a BSON error, got {other:?}"),
+  }
+}
+
+#[test]
+fn recursive_mode_gives_the_recursive_readers_messages() {
+  let recursive = DEFAULT | flag::RECURSIVE;
+  // {a: {b: 1}, c: 1} whose inner document claims one byte more than it has
+  let mut bytes = doc(&[(0x03, "a", doc(&[(0x10, "b", 1i32.to_le_bytes().to_vec())])), (0x10, "c", 1i32.to_le_bytes().to_vec())]);
+  let inner = i32::from_le_bytes([bytes[7], bytes[8], bytes[9], bytes[10]]) + 1;
+  bytes[7..11].copy_from_slice(&inner.to_le_bytes());
+  assert_eq!(err_with(&bytes, DEFAULT), "Bad BSON Document: object not properly terminated");
+  assert_eq!(err_with(&bytes, recursive), "corrupt object bson");
+  // the same for an array
+  let mut arr = doc(&[(0x04, "a", doc(&[(0x10, "0", 1i32.to_le_bytes().to_vec())])), (0x10, "c", 1i32.to_le_bytes().to_vec())]);
+  arr[7..11].copy_from_slice(&inner.to_le_bytes());
+  assert_eq!(err_with(&arr, DEFAULT), "corrupted array bson");
+  assert_eq!(err_with(&arr, recursive), "corrupt array bson");
+  // an embedded document of size 4: the element's check passes, the recursive one does not
+  let mut small = doc(&[(0x03, "a", doc(&[])), (0x10, "c", 1i32.to_le_bytes().to_vec())]);
+  small[7..11].copy_from_slice(&4i32.to_le_bytes());
+  assert_eq!(err_with(&small, DEFAULT), "bad embedded document length in bson");
+  assert_eq!(err_with(&small, recursive), "corrupt bson message");
+}
+
+#[test]
+fn recursive_mode_checks_the_code_w_scope_total_size_after_the_scope() {
+  let recursive = DEFAULT | flag::RECURSIVE;
+  let scope = doc(&[(0x10, "x", 1i32.to_le_bytes().to_vec())]);
+  let code = string("f");
+  let mut cws = (((4 + code.len() + scope.len()) as i32) + 1).to_le_bytes().to_vec(); // one byte too long
+  cws.extend(&code);
+  cws.extend(&scope);
+  let bytes = doc(&[(0x0F, "c", cws)]);
+  assert_eq!(err_with(&bytes, DEFAULT), "code_w_scope total size is too long, clips outer document");
+  assert_eq!(err_with(&bytes, recursive), "code_w_scope total size is too long, clips outer document");
+  // a scope that is itself corrupt: 7.3 reports the total size first, the recursive readers the scope
+  let mut bad_scope = scope.clone();
+  let n = bad_scope.len() as i32 + 1;
+  bad_scope[0..4].copy_from_slice(&n.to_le_bytes());
+  let mut cws2 = (((4 + code.len() + bad_scope.len()) as i32) + 2).to_le_bytes().to_vec();
+  cws2.extend(&code);
+  cws2.extend(&bad_scope);
+  let bytes2 = doc(&[(0x0F, "c", cws2), (0x10, "z", 1i32.to_le_bytes().to_vec())]);
+  assert_eq!(err_with(&bytes2, DEFAULT), "code_w_scope total size is too long, clips outer document");
+  assert_eq!(err_with(&bytes2, recursive), "corrupt object bson");
+}
