@@ -8,14 +8,15 @@ const { selfCheck } = require('./selfcheck');
 
 const codecs = new WeakMap();
 
-const CODEC_NAMES = [
+/** The six functions bson-rs provides in place of a js-bson copy's own. */
+const CODEC_NAMES = Object.freeze([
   'serialize',
   'serializeWithBufferAndIndex',
   'deserialize',
   'deserializeStream',
   'calculateObjectSize',
   'setInternalBufferSize'
-];
+]);
 
 /** The bson releases bson-rs reproduces (each tested as its own oracle). */
 const SUPPORTED_BSON = 'bson 6.10.x (mongodb 6.x, mongoose 8.x) and 7.x (mongodb 7.x, mongoose 9.x)';
@@ -86,4 +87,4 @@ function bsonNamespace(bson, codec) {
   return Object.freeze(namespace);
 }
 
-module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON };
+module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON, CODEC_NAMES };

@@ -16,18 +16,9 @@
 // classes the driver, and Mongoose on top of it, check against.
 const fs = require('node:fs');
 const path = require('node:path');
-const { createCodec, isSupportedVersion, SUPPORTED_BSON } = require('./codec');
+const { createCodec, isSupportedVersion, SUPPORTED_BSON, CODEC_NAMES } = require('./codec');
 // False when bson-rs runs without its native addon (js-bson's own functions, see ./loader.js).
 const { loaded: native } = require('./loader');
-
-const CODEC_NAMES = Object.freeze([
-  'serialize',
-  'serializeWithBufferAndIndex',
-  'deserialize',
-  'deserializeStream',
-  'calculateObjectSize',
-  'setInternalBufferSize'
-]);
 
 /** bson majors whose classes and semantics the codec mirrors (lib/codec.js has the exact range). */
 const SUPPORTED_BSON_MAJORS = Object.freeze([6, 7]);
