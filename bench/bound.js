@@ -139,4 +139,180 @@ function sizeBound(doc) {
   return objectSize(doc);
 }
 
-module.exports = { sizeBound, utf8Length };
+// ---------- serialize: the same reads, plus writing the bytes ----------
+// A tight one-pass serializer for the common types (strings, numbers,
+// booleans, null/undefined, objects, arrays, ObjectId, Date, Long, Int32,
+// Double, Binary subtype 0, Decimal128): writes into one scratch buffer
+// (js-bson's 17 MiB one, too) and copies the result out to a new Buffer of
+// the exact size, as js-bson does. Any other type throws (the row is then
+// "n/a"). Same omissions as above (no circular check; default options; no
+// check for NUL in keys).
+const SCRATCH = Buffer.allocUnsafe(17 * 1024 * 1024);
+const F64 = new Float64Array(1);
+const F64B = new Uint8Array(F64.buffer);
+const hasUtf8Write = typeof SCRATCH.utf8Write === 'function';
+
+function writeCString(buf, at, s) {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) {
+      const from = at - i;
+      const written = hasUtf8Write ? buf.utf8Write(s, from) : buf.write(s, from, 'utf8');
+      buf[from + written] = 0;
+      return from + written + 1;
+    }
+    buf[at++] = c;
+  }
+  buf[at++] = 0;
+  return at;
+}
+function writeInt32(buf, at, v) {
+  buf[at] = v;
+  buf[at + 1] = v >>> 8;
+  buf[at + 2] = v >>> 16;
+  buf[at + 3] = v >>> 24;
+  return at + 4;
+}
+function writeString(buf, at, s) {
+  const start = at;
+  at += 4;
+  const n = s.length;
+  let ascii = n <= 32;
+  if (ascii) {
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      buf[at + i] = c;
+    }
+  }
+  const bytes = ascii ? n : hasUtf8Write ? buf.utf8Write(s, at) : buf.write(s, at, 'utf8');
+  at += bytes;
+  buf[at++] = 0;
+  writeInt32(buf, start, bytes + 1);
+  return at;
+}
+function writeDouble(buf, at, v) {
+  F64[0] = v;
+  for (let i = 0; i < 8; i++) buf[at + i] = F64B[i];
+  return at + 8;
+}
+function writeKey(buf, at, type, key) {
+  buf[at++] = type;
+  return writeCString(buf, at, key);
+}
+function writeArrayKey(buf, at, type, i) {
+  buf[at++] = type;
+  if (i < 10) buf[at++] = 48 + i;
+  else if (i < 100) {
+    buf[at++] = 48 + ((i / 10) | 0);
+    buf[at++] = 48 + (i % 10);
+  } else {
+    const s = String(i);
+    for (let k = 0; k < s.length; k++) buf[at++] = s.charCodeAt(k);
+  }
+  buf[at++] = 0;
+  return at;
+}
+
+function writeObject(buf, at, obj) {
+  const start = at;
+  at += 4;
+  if (Array.isArray(obj)) {
+    for (let i = 0, n = obj.length; i < n; i++) at = writeElement(buf, at, null, i, obj[i]);
+  } else {
+    if (typeof obj.toBSON === 'function') obj = obj.toBSON();
+    const keys = Object.keys(obj);
+    for (let k = 0, n = keys.length; k < n; k++) at = writeElement(buf, at, keys[k], 0, obj[keys[k]]);
+  }
+  buf[at++] = 0;
+  writeInt32(buf, start, at - start);
+  return at;
+}
+
+/** Type byte and key (or array index i when key is null). */
+function writeHead(buf, at, key, i, type) {
+  return key === null ? writeArrayKey(buf, at, type, i) : writeKey(buf, at, type, key);
+}
+
+/** One element: key (or array index i when key is null) and value. */
+function writeElement(buf, at, key, i, value) {
+  switch (typeof value) {
+    case 'string':
+      return writeString(buf, writeHead(buf, at, key, i, 0x02), value);
+    case 'number':
+      if (Math.floor(value) === value && value >= -2147483648 && value <= 2147483647 && !Object.is(value, -0)) return writeInt32(buf, writeHead(buf, at, key, i, 0x10), value);
+      return writeDouble(buf, writeHead(buf, at, key, i, 0x01), value);
+    case 'boolean': {
+      const p = writeHead(buf, at, key, i, 0x08);
+      buf[p] = value ? 1 : 0;
+      return p + 1;
+    }
+    case 'undefined':
+      return writeHead(buf, at, key, i, 0x0a);
+    case 'object':
+      break;
+    case 'function':
+    case 'symbol':
+      return at;
+    default:
+      throw new Error(`bound: unsupported ${typeof value}`);
+  }
+  if (value === null) return writeHead(buf, at, key, i, 0x0a);
+  if (typeof value.toBSON === 'function') return writeElement(buf, at, key, i, value.toBSON());
+  const type = value._bsontype;
+  if (typeof type === 'string') {
+    if (value[VERSION] !== 7) throw new Error('bound: BSON version');
+    switch (type) {
+      case 'ObjectId': {
+        const p = writeHead(buf, at, key, i, 0x07);
+        const id = value.id;
+        for (let k = 0; k < 12; k++) buf[p + k] = id[k];
+        return p + 12;
+      }
+      case 'Long':
+        return writeInt32(buf, writeInt32(buf, writeHead(buf, at, key, i, 0x12), value.low), value.high);
+      case 'Int32':
+        return writeInt32(buf, writeHead(buf, at, key, i, 0x10), value.value);
+      case 'Double':
+        return writeDouble(buf, writeHead(buf, at, key, i, 0x01), value.value);
+      case 'Decimal128': {
+        const p = writeHead(buf, at, key, i, 0x13);
+        buf.set(value.bytes, p);
+        return p + 16;
+      }
+      case 'Binary': {
+        if (value.sub_type !== 0) throw new Error('bound: Binary subtype');
+        const n = value.position;
+        const p = writeInt32(buf, writeHead(buf, at, key, i, 0x05), n);
+        buf[p] = 0;
+        buf.set(n === value.buffer.length ? value.buffer : value.buffer.subarray(0, n), p + 1);
+        return p + 1 + n;
+      }
+      default:
+        throw new Error(`bound: unsupported _bsontype ${type}`);
+    }
+  }
+  if (value instanceof Date) {
+    const t = value.getTime();
+    const p = writeHead(buf, at, key, i, 0x09);
+    const low = t % 4294967296 | 0;
+    const high = Math.floor(t / 4294967296) | 0;
+    return writeInt32(buf, writeInt32(buf, p, low), high);
+  }
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof RegExp) throw new Error('bound: unsupported object');
+  return writeObject(buf, writeHead(buf, at, key, i, Array.isArray(value) ? 0x04 : 0x03), value);
+}
+
+/** The serialize bound: js-bson's bytes, with the reads its semantics require plus the writes, in one pass. */
+function serializeBound(doc) {
+  const n = writeObject(SCRATCH, 0, doc);
+  const out = Buffer.allocUnsafe(n);
+  SCRATCH.copy(out, 0, 0, n);
+  return out;
+}
+
+module.exports = { sizeBound, serializeBound, utf8Length };

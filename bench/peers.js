@@ -43,11 +43,19 @@ const { performance } = require('node:perf_hooks');
 const bson = require('bson');
 const { buildDocuments } = require('./documents');
 const { OPERATIONS } = require('./workload');
-const { sizeBound } = require('./bound');
+const { sizeBound, serializeBound } = require('./bound');
 
 const ARGS = process.argv.slice(2);
-for (const a of ARGS) if (!['--quick', '--install-bson-ext'].includes(a)) throw new Error(`peers: unknown option ${a}`);
+const CHILD = ARGS[0] === '--child' ? ARGS[1] : null;
+if (!CHILD) for (const a of ARGS) if (!['--quick', '--install-bson-ext', '--shared'].includes(a)) throw new Error(`peers: unknown option ${a}`);
 const QUICK = ARGS.includes('--quick');
+// Default: each document in a process of its own (all libraries and operations
+// interleaved inside it), so no library's JIT state carries over from other
+// documents: deepkit's compiled functions share source text across types, so in
+// one process with every document their call sites go megamorphic (its
+// calculateObjectSize of { ok: 1 } measured 22 ns alone and ~1 us after the
+// other documents). --shared: all documents in this one process.
+const SHARED = ARGS.includes('--shared');
 const env = process.env;
 const num = (v, d) => (v === undefined || v === '' ? d : Number.parseFloat(v));
 const SETTINGS = {
@@ -56,7 +64,8 @@ const SETTINGS = {
   sampleMs: num(env.BENCH_SAMPLE, 4),
   filter: env.BENCH_FILTER || null,
   ops: env.BENCH_OPS || null,
-  quick: QUICK
+  quick: QUICK,
+  mode: SHARED ? 'shared process' : 'a fresh process per document'
 };
 SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs));
 const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || QUICK);
@@ -255,25 +264,18 @@ function buildCase(d, p, op, ext) {
   }
   if (ext.api) add('bson-ext', (x) => ext.api[op](x), input.js, check);
   else skipped['bson-ext'] = 'not installed';
-  // The semantic bound: calculateObjectSize's reads only; a lower bound for serialize too (serialize makes the same reads, then writes).
-  if (op !== 'deserialize') add('bound', sizeBound, input.js, (fn, x) => (fn(x) === jsRef.calculateObjectSize ? null : 'bound disagrees with js-bson'));
+  // The semantic bound (bound.js): exactly the reads js-bson's semantics require (serialize: plus writing the bytes), in tight JS.
+  if (op === 'calculateObjectSize') add('bound', sizeBound, input.js, (fn, x) => (fn(x) === jsRef.calculateObjectSize ? null : 'bound disagrees with js-bson'));
+  if (op === 'serialize') add('bound', serializeBound, input.js, checkSer);
   return { doc: d, op, libs, skipped, bytes: first(p.bytes).length };
 }
 
 // ---------- main ----------
-async function main() {
-  const started = Date.now();
-  if (ARGS.includes('--install-bson-ext')) installBsonExt();
+/** Times the selected documents in this process: { docInfo, results }. */
+async function runDocs(selected, ops, ext) {
   const gc = exposeGc();
   mitata = await import('mitata');
-  const ext = loadBsonExt();
-  if (!ext.api) process.stderr.write(`peers: bson-ext not available (${ext.error}); run with --install-bson-ext to build it into bench/.peers\n`);
-  const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
-  const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
-  const ops = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
-  const selected = (n) => !filter || filter.test(n);
   const docs = buildDocuments(bson, { only: selected }).filter((d) => selected(d.name));
-
   const cases = [];
   const docInfo = [];
   for (const d of docs) {
@@ -291,7 +293,7 @@ async function main() {
   const perRound = cases.map(() => []);
   for (let round = 0; round < SETTINGS.rounds; round++) {
     for (let i = 0; i < cases.length; i++) {
-      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${cases[i].op} ${cases[i].doc.name}`, i === 0);
+      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${cases[i].op} ${cases[i].doc.name}`, i === 0 && !CHILD);
       perRound[i].push(await measureGroup(cases[i], round + i, gc));
     }
   }
@@ -305,6 +307,41 @@ async function main() {
     });
     return { document: c.doc.name, operation: c.op, bytes: c.bytes, libs, skipped: c.skipped };
   });
+  return { docInfo, results };
+}
+
+async function main() {
+  const started = Date.now();
+  if (ARGS.includes('--install-bson-ext')) installBsonExt();
+  const ext = loadBsonExt();
+  const filter = SETTINGS.filter ? new RegExp(SETTINGS.filter) : null;
+  const opFilter = SETTINGS.ops ? new RegExp(SETTINGS.ops) : null;
+  const ops = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
+  if (CHILD) {
+    const got = await runDocs((n) => n === CHILD, ops, ext);
+    process.stdout.write(JSON.stringify(got));
+    return;
+  }
+  if (!ext.api) process.stderr.write(`peers: bson-ext not available (${ext.error}); run with --install-bson-ext to build it into bench/.peers\n`);
+  const selected = (n) => !filter || filter.test(n);
+  let docInfo = [];
+  let results = [];
+  if (SHARED) {
+    ({ docInfo, results } = await runDocs(selected, ops, ext));
+  } else {
+    // The document names in report order (the pools are not built here: only() says no; their names are POOL_TYPES's).
+    const names = buildDocuments(bson, { only: () => false }).map((d) => d.name);
+    for (const n of Object.keys(POOL_TYPES)) if (!names.includes(n)) names.push(n);
+    const chosen = names.filter(selected);
+    for (let i = 0; i < chosen.length; i++) {
+      progress(`[${i + 1}/${chosen.length}] ${chosen[i]} in a fresh process`, true);
+      const child = spawnSync(process.execPath, [__filename, '--child', chosen[i]], { encoding: 'utf8', maxBuffer: 16 << 20, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+      if (child.status !== 0) throw new Error(`peers: child for ${chosen[i]} failed (exit ${child.status})`);
+      const got = JSON.parse(child.stdout);
+      docInfo = docInfo.concat(got.docInfo);
+      results = results.concat(got.results);
+    }
+  }
   const summary = {};
   for (const op of ops) {
     summary[op] = {};
@@ -371,11 +408,12 @@ function renderPeers(report) {
     ''
   );
   out.push(
-    '**bound** = the semantic bound (`bench/bound.js`): only the reads js-bson\'s semantics require (`Object.keys` per ' +
+    '**bound** = the semantic bound (`bench/bound.js`): exactly the reads js-bson\'s semantics require (`Object.keys` per ' +
       'object, each value read once, `typeof` dispatch, `toBSON`/`_bsontype` reads, UTF-8 length of strings and keys), ' +
-      'in tight JS, summing the size. It *is* a calculateObjectSize (same results); for serialize it is a lower bound ' +
-      '(serialize makes the same reads, then writes the bytes). Deepkit\'s schema mode does not make these reads: it ' +
-      'knows the keys and types from the schema.',
+      'in the tightest JS we could write. For calculateObjectSize it sums the sizes (same results as js-bson); for ' +
+      'serialize it also writes the bytes in the same pass into a scratch buffer and copies them to a new Buffer, as ' +
+      'js-bson does (same bytes; common types only). It leaves out the circular-structure check, so it is a little ' +
+      'optimistic. Deepkit\'s schema mode does not make these reads: it knows the keys and types from the schema.',
     ''
   );
   for (const op of ops) {
@@ -407,7 +445,7 @@ function renderPeers(report) {
         for (const r of ahead) out.push(`| ${r.document} | ${nsf(r.libs['deepkit-schema'].nsPerOp)} | ${nsf(r.libs['bson-rs'].nsPerOp)} | ${x(r.libs['bson-rs'].nsPerOp / r.libs['deepkit-schema'].nsPerOp)} |`);
       } else {
         out.push(
-          `| document | deepkit schema | bound${op === 'serialize' ? ' (reads only)' : ''} | bson-rs | bson-rs / bound | bson-rs / deepkit |`,
+          '| document | deepkit schema | bound | bson-rs | bson-rs / bound | bson-rs / deepkit |',
           '| --- | ---: | ---: | ---: | ---: | ---: |'
         );
         for (const r of ahead) {
@@ -439,6 +477,7 @@ function renderPeers(report) {
   out.push(
     `Measured ${report.generated.slice(0, 10)} with \`npm run bench:peers\` on ${report.machine.cpu} (${report.machine.cores} cores), ` +
       `Node.js ${report.machine.node}; ${report.settings.rounds} rounds, ~${report.settings.timeMs} ms of js-bson samples per round; ` +
+      `${report.settings.mode === 'shared process' ? 'all documents in one process' : 'each document in a fresh process (all libraries interleaved inside it)'}; ` +
       'ratio = median over rounds of the median per-group ratio (a group = one ~4 ms mitata sample per library, order rotating). ' +
       'The newkeys_* rows cycle through pools of documents whose keys never repeat (schema mode: `Record<string, number>`). ' +
       'Raw numbers: [`bench/peers.json`](bench/peers.json).',
