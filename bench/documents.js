@@ -13,6 +13,8 @@ const SPEC_DOCS = ['flat_bson', 'deep_bson', 'full_bson', 'tweet', 'mixed_small'
 const SPEC_DIR = path.join(__dirname, 'documents');
 const EPOCH = Date.UTC(2024, 0, 1); // fixed, so Dates do not depend on the clock
 const MIB = 1024 * 1024;
+// The pool documents (ever-new keys), built only when selected; run.js times them after the others.
+const POOL_NAMES = ['newkeys_userid', 'newkeys_set', 'newkeys_buckets'];
 
 // mulberry32, the same seeded generator the tests use.
 const { mulberry32: prng } = require('../test/support/prng');
@@ -138,6 +140,7 @@ function buildDocuments(bson, { only = null } = {}) {
   // of a few thousand entries holds), built before timing; deserialize cycles
   // through their BSON bytes. Built only when selected (wanted(name)).
   const pool = (name, description, count, make) => {
+    if (!POOL_NAMES.includes(name)) throw new Error(`${name}: not in POOL_NAMES`);
     if (!wanted(name)) return;
     const docsOfPool = Array.from({ length: count }, (_, i) => make(i));
     docs.push({ name, description: `${description}; a pool of ${count.toLocaleString('en-US')} documents, cycled`, doc: docsOfPool[0], pool: docsOfPool });
@@ -174,4 +177,4 @@ function buildDocuments(bson, { only = null } = {}) {
   return docs;
 }
 
-module.exports = { buildDocuments, SPEC_DOCS };
+module.exports = { buildDocuments, SPEC_DOCS, POOL_NAMES };

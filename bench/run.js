@@ -54,7 +54,7 @@ const { spawnSync } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 
 const bson = require('bson');
-const { buildDocuments } = require('./documents');
+const { buildDocuments, POOL_NAMES } = require('./documents');
 const { verifyDocument } = require('./verify');
 const { OPERATIONS, MEMORY_MIB, makeCall } = require('./workload');
 
@@ -354,65 +354,84 @@ async function main() {
     );
   }
 
-  // ---------- documents and agreement check ----------
+  // ---------- documents, agreement check, warm-up and rounds, in two phases ----------
+  // Phase 1: the documents with fixed keys. Phase 2: the newkeys_* pools, built
+  // only then. 100k+ objects with distinct keys in the heap (and deserializing
+  // them) slow js-bson's deserialize of every other document down (nested_4:
+  // 3.4 us -> 6 us in one test; in a full run with the pools built first, all
+  // of js-bson's deserialize times were 2-4x slower), which would inflate
+  // phase 1's shared-process ratios; the fresh-process pass shows each
+  // document without any of that.
   const selected = (name) => !filter || filter.test(name);
-  const all = buildDocuments(bson, { only: selected }).filter((d) => selected(d.name));
-  if (all.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
+  const phases = [(name) => selected(name) && !POOL_NAMES.includes(name), (name) => selected(name) && POOL_NAMES.includes(name)];
   const docs = [];
   const mismatches = [];
-  for (const d of all) {
-    progress(`checking ${d.name}`);
-    // A pool is checked on 64 of its members, spread over it.
-    const members = d.pool ? Array.from({ length: 64 }, (_, k) => d.pool[Math.floor((k * d.pool.length) / 64)]) : [d.doc];
-    const problems = members.flatMap((doc) => verifyDocument(bson, bsonRs, doc));
-    if (problems.length) {
-      for (const p of problems.slice(0, 3)) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
-      continue;
-    }
-    prepareInputs(d);
-    docs.push(d);
-  }
-  progressDone();
-  for (const m of mismatches) {
-    process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
-  }
-
-  // ---------- samplers, warm-up, calls per sample ----------
   const cases = []; // one per document x operation
-  for (const d of docs) {
-    for (const op of operations) {
-      const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
-      for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
-      cases.push(c);
+  const perRound = []; // per case, one measurePair() result per round
+  for (let phase = 0; phase < phases.length; phase++) {
+    const pick = phases[phase];
+    const all = buildDocuments(bson, { only: pick }).filter((d) => pick(d.name));
+    if (all.length === 0) continue;
+    const phaseDocs = [];
+    for (const d of all) {
+      progress(`checking ${d.name}`);
+      // A pool is checked on 64 of its members, spread over it.
+      const members = d.pool ? Array.from({ length: 64 }, (_, k) => d.pool[Math.floor((k * d.pool.length) / 64)]) : [d.doc];
+      const problems = members.flatMap((doc) => verifyDocument(bson, bsonRs, doc));
+      if (problems.length) {
+        for (const p of problems.slice(0, 3)) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
+        continue;
+      }
+      prepareInputs(d);
+      phaseDocs.push(d);
     }
-  }
-  for (const c of cases) {
-    for (const lib of LIBS) {
-      progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
-      const ns = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
-      c.warmNs[lib.key] = ns;
-      c.opts[lib.key] = mitataOptions(ns, SETTINGS.sampleMs);
+    progressDone();
+    for (const m of mismatches) {
+      if (all.some((d) => d.name === m.document)) process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
     }
-  }
-  progressDone();
 
-  // ---------- rounds ----------
-  const perRound = cases.map(() => []); // one measurePair() result per round
-  const total = cases.length * SETTINGS.rounds;
-  let done = 0;
-  const roundsStart = performance.now();
-  for (let round = 0; round < SETTINGS.rounds; round++) {
-    progress(`[round ${round + 1}/${SETTINGS.rounds}]`, { force: true });
-    for (let i = 0; i < cases.length; i++) {
-      const c = cases[i];
-      const elapsed = (performance.now() - roundsStart) / 1000;
-      const eta = done ? (elapsed / done) * (total - done) : NaN;
-      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
-      perRound[i].push(await measurePair(c, (round + i) % 2, gc));
-      done++;
+    // samplers, warm-up, calls per sample
+    const phaseCases = [];
+    for (const d of phaseDocs) {
+      for (const op of operations) {
+        const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
+        for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
+        phaseCases.push(c);
+      }
     }
+    for (const c of phaseCases) {
+      for (const lib of LIBS) {
+        progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
+        const ns = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
+        c.warmNs[lib.key] = ns;
+        c.opts[lib.key] = mitataOptions(ns, SETTINGS.sampleMs);
+      }
+    }
+    progressDone();
+
+    // rounds
+    const phaseRounds = phaseCases.map(() => []);
+    const total = phaseCases.length * SETTINGS.rounds;
+    let done = 0;
+    const roundsStart = performance.now();
+    const label = phase === 0 ? '' : ' pools';
+    for (let round = 0; round < SETTINGS.rounds; round++) {
+      progress(`[round ${round + 1}/${SETTINGS.rounds}${label}]`, { force: true });
+      for (let i = 0; i < phaseCases.length; i++) {
+        const c = phaseCases[i];
+        const elapsed = (performance.now() - roundsStart) / 1000;
+        const eta = done ? (elapsed / done) * (total - done) : NaN;
+        progress(`[round ${round + 1}/${SETTINGS.rounds}${label}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
+        phaseRounds[i].push(await measurePair(c, (round + i) % 2, gc));
+        done++;
+      }
+    }
+    progressDone();
+    docs.push(...phaseDocs);
+    cases.push(...phaseCases);
+    perRound.push(...phaseRounds);
   }
-  progressDone();
+  if (docs.length === 0 && mismatches.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
 
   // ---------- fresh processes: each document x operation in a process of its own ----------
   const fresh = cases.map(() => null);
