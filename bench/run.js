@@ -357,10 +357,10 @@ async function main() {
   // ---------- documents, agreement check, warm-up and rounds, in two phases ----------
   // Phase 1: the documents with fixed keys. Phase 2: the newkeys_* pools, built
   // only then. 100k+ objects with distinct keys in the heap (and deserializing
-  // them) slow js-bson's deserialize of every other document down (nested_4:
-  // 3.4 us -> 6 us in one test; in a full run with the pools built first, all
-  // of js-bson's deserialize times were 2-4x slower), which would inflate
-  // phase 1's shared-process ratios; the fresh-process pass shows each
+  // them) slow js-bson's deserialize of the small and nested documents down (in
+  // a full run with the pools built and warmed up first: up to 4x, nested_4
+  // 4.3 -> 17.6 us per call, while bson-rs's were unchanged), which would
+  // inflate phase 1's shared-process ratios; the fresh-process pass shows each
   // document without any of that.
   const selected = (name) => !filter || filter.test(name);
   const phases = [(name) => selected(name) && !POOL_NAMES.includes(name), (name) => selected(name) && POOL_NAMES.includes(name)];
