@@ -69,7 +69,7 @@ const SETTINGS = {
   quick: QUICK,
   mode: SHARED ? 'shared process' : 'a fresh process per document'
 };
-SETTINGS.warmupMs = num(env.BENCH_WARMUP, Math.min(60, Math.max(20, SETTINGS.timeMs)));
+SETTINGS.warmupMs = num(env.BENCH_WARMUP, QUICK ? 10 : Math.min(60, Math.max(20, SETTINGS.timeMs)));
 const LIB_FILTER = env.BENCH_LIBS ? new RegExp(env.BENCH_LIBS) : null;
 const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || QUICK || LIB_FILTER);
 const OUT = env.BENCH_OUT ? path.resolve(env.BENCH_OUT) : path.join(__dirname, PARTIAL ? 'peers.partial.json' : 'peers.json');
@@ -164,7 +164,7 @@ async function sample(fn, opts) {
   return { ns: st.p50, timed: st.avg * st.ticks };
 }
 
-const MIN_GROUPS = 9;
+const MIN_GROUPS = QUICK ? 3 : 9;
 /** One round of a case: groups of one sample per library (rotating order); per library median ns and median js/lib ratio. */
 async function measureGroup(c, round, gc) {
   gc();
@@ -339,7 +339,7 @@ async function main() {
     const chosen = names.filter(selected);
     for (let i = 0; i < chosen.length; i++) {
       progress(`[${i + 1}/${chosen.length}] ${chosen[i]} in a fresh process`, true);
-      const child = spawnSync(process.execPath, [__filename, '--child', chosen[i]], { encoding: 'utf8', maxBuffer: 16 << 20, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawnSync(process.execPath, [__filename, '--child', chosen[i], ...(QUICK ? ['--quick'] : [])], { encoding: 'utf8', maxBuffer: 16 << 20, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
       if (child.status !== 0) throw new Error(`peers: child for ${chosen[i]} failed (exit ${child.status})`);
       const got = JSON.parse(child.stdout);
       docInfo = docInfo.concat(got.docInfo);
