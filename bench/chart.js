@@ -10,7 +10,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const TARGETS = { deserialize: 3, serialize: 1.5, calculateObjectSize: 1.5 };
+// The geometric-mean goals of issue #11.
+const TARGETS = { deserialize: 4, serialize: 2, calculateObjectSize: 3 };
 const OP_LABEL = { deserialize: 'deserialize', serialize: 'serialize', calculateObjectSize: 'calculateObjectSize' };
 const COLORS = { faster: '#2f7ed8', slower: '#d9534f', geomean: '#1b4f8a', grid: '#e4e7eb', axis: '#8a929b', text: '#24292f', muted: '#57606a', target: '#2da44e' };
 const FONT = "-apple-system, BlinkMacSystemFont, 'Segoe UI', Helvetica, Arial, sans-serif";
@@ -31,12 +32,17 @@ function renderChart(report) {
     const r = report.results.find((x) => x.document === doc && x.operation === op);
     return r ? r.ratio : null;
   };
+  const freshRatio = (doc, op) => {
+    const r = report.results.find((x) => x.document === doc && x.operation === op);
+    return r && r.fresh ? r.fresh.ratio : null;
+  };
+  const hasFresh = report.results.some((r) => r.fresh);
 
   const labelW = 150;
   const panelW = 250;
 
   // Shared log scale: at least 0.5x..4x, widened to the data (and targets).
-  const values = report.results.map((r) => r.ratio).filter((r) => r > 0 && Number.isFinite(r));
+  const values = report.results.flatMap((r) => [r.ratio, r.fresh?.ratio]).filter((r) => r > 0 && Number.isFinite(r));
   for (const op of ops) if (TARGETS[op]) values.push(TARGETS[op]);
   // The scale is the smallest of a few nice ranges that leaves ~42 px beyond
   // the extreme bars for their value labels.
@@ -136,11 +142,20 @@ function renderChart(report) {
       if (r == null) return;
       bar(i, r, r >= 1 ? COLORS.faster : COLORS.slower, false);
     });
+    // Fresh-process speed-ups: a ring on each row.
+    docs.forEach((doc, i) => {
+      const r = freshRatio(doc, op);
+      if (r == null) return;
+      s.push(`<circle cx="${x(p, r).toFixed(1)}" cy="${rowY(i) + rowH / 2}" r="3.6" fill="#ffffff" stroke="${COLORS.text}" stroke-width="1.4"/>`);
+    });
     bar(docs.length, report.summary[op].geomean, COLORS.geomean, true);
     s.push(`<line x1="${one}" x2="${one}" y1="${yTop - 4}" y2="${yBot}" stroke="${COLORS.text}" stroke-width="1.3"/>`);
   });
 
-  const foot = `Bars start at 1.0× (no difference); right = bson-rs faster, left (red) = slower. Log scale. Dashed green: target.`;
+  const foot =
+    'Bars (shared process) start at 1.0× (no difference); right = bson-rs faster, left (red) = slower. Log scale. ' +
+    (hasFresh ? '○ = fresh process (that document alone). ' : '') +
+    'Dashed green: geomean goal.';
   s.push(`<text x="16" y="${top + plotH + 40}" font-size="11" fill="${COLORS.muted}">${esc(foot)}</text>`);
   if (report.memory) {
     const mem =

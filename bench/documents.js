@@ -3,7 +3,9 @@
 // with js-bson's classes. bson-rs re-exports the same classes, so both
 // libraries see the very same objects.
 //
-// buildDocuments(bson) -> [{ name, description, doc }], in report order.
+// buildDocuments(bson, { only }) -> [{ name, description, doc, pool? }], in report
+// order. A document with `pool` (the "newkeys_*" regime) is a pool of
+// documents cycled call after call; `doc` is its first member.
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -11,11 +13,15 @@ const SPEC_DOCS = ['flat_bson', 'deep_bson', 'full_bson', 'tweet', 'mixed_small'
 const SPEC_DIR = path.join(__dirname, 'documents');
 const EPOCH = Date.UTC(2024, 0, 1); // fixed, so Dates do not depend on the clock
 const MIB = 1024 * 1024;
+// The pool documents (ever-new keys), built only when selected; run.js times them after the others.
+const POOL_NAMES = ['newkeys_userid', 'newkeys_set', 'newkeys_buckets'];
 
 // mulberry32, the same seeded generator the tests use.
 const { mulberry32: prng } = require('../test/support/prng');
 
-function buildDocuments(bson) {
+function buildDocuments(bson, { only = null } = {}) {
+  // only: a predicate on document names; the costly pools are built only for the selected names.
+  const wanted = (name) => !only || only(name);
   const { EJSON, ObjectId, Decimal128, Long, Binary } = bson;
   const rand = prng(0x5eed);
   const int = (lo, hi) => lo + Math.floor(rand() * (hi - lo + 1)); // inclusive
@@ -112,7 +118,63 @@ function buildDocuments(bson) {
   for (let level = 49; level >= 0; level--) deep = { level, name: `level${level}`, child: deep };
   add('deep_50', 'a document nested 50 levels deep', deep);
 
+  // ---------- regimes where caches cannot help or fixed costs dominate ----------
+  // Their own PRNG, so the documents above stay exactly as they were.
+  const rand2 = prng(0x6e6b);
+  const int2 = (lo, hi) => lo + Math.floor(rand2() * (hi - lo + 1));
+  const hex2 = (n) => {
+    let s = '';
+    for (let i = 0; i < n; i++) s += int2(0, 255).toString(16).padStart(2, '0');
+    return s;
+  };
+
+  // Tiny replies: every write acknowledgement and many command replies.
+  add('ok_1', '{ ok: 1 } (the smallest command reply)', { ok: 1 });
+  add('write_ack', '{ n: 1, ok: 1 } (a typical write acknowledgement)', { n: 1, ok: 1 });
+
+  // A 1 MiB binary under a one-letter key: the fixed cost of a call plus one copy.
+  add('binary_1mib_k1', '{ b: one 1 MiB Binary (subtype 0) } (one-letter key)', { b: new Binary(bytes, 0) });
+
+  // Keys never seen before: a pool of documents cycled through call after call,
+  // each key distinct across the pool (100k+ keys, far more than any key cache
+  // of a few thousand entries holds), built before timing; deserialize cycles
+  // through their BSON bytes. Built only when selected (wanted(name)).
+  const pool = (name, description, count, make) => {
+    if (!POOL_NAMES.includes(name)) throw new Error(`${name}: not in POOL_NAMES`);
+    if (!wanted(name)) return;
+    const docsOfPool = Array.from({ length: count }, (_, i) => make(i));
+    docs.push({ name, description: `${description}; a pool of ${count.toLocaleString('en-US')} documents, cycled`, doc: docsOfPool[0], pool: docsOfPool });
+  };
+  const userIds = (count) => {
+    // ObjectId-like hex strings: 4-byte time, 5 random bytes, 3-byte counter (distinct).
+    const t = Math.floor(EPOCH / 1000);
+    return Array.from({ length: count }, (_, i) => (t + (i >> 8)).toString(16).padStart(8, '0') + hex2(5) + i.toString(16).padStart(6, '0'));
+  };
+  const NEW_KEYS = 1 << 17; // 131,072
+  {
+    const ids = wanted('newkeys_userid') ? userIds(NEW_KEYS) : [];
+    pool('newkeys_userid', '{ [userId]: n } (a 24-hex-digit id as the key, int32 value)', NEW_KEYS, (i) => ({ [ids[i]]: int2(1, 1000) }));
+  }
+  {
+    // 'day.YYYY-MM-DD' for 131,072 consecutive days (1700-01-01 onward).
+    const DAY0 = Date.UTC(1700, 0, 1);
+    pool('newkeys_set', "{ $set: { ['day.' + d]: v } } (d: an ISO date, a different day in every document)", NEW_KEYS, (i) => ({
+      $set: { [`day.${new Date(DAY0 + i * 86400000).toISOString().slice(0, 10)}`]: int2(0, 100000) }
+    }));
+  }
+  {
+    // Time buckets: 12 per-minute keys ('2024-01-01T00:00', ...) per document,
+    // 16,384 documents = 196,608 distinct keys, plus fixed _id and sensor.
+    const PER = 12;
+    const COUNT = 1 << 14;
+    pool('newkeys_buckets', `{ _id, sensor, m: { [minute]: double x ${PER} } } (ISO-minute keys, ${(PER * COUNT).toLocaleString('en-US')} distinct)`, COUNT, (i) => {
+      const m = {};
+      for (let k = 0; k < PER; k++) m[new Date(EPOCH + (i * PER + k) * 60000).toISOString().slice(0, 16)] = int2(0, 10000) / 100;
+      return { _id: new ObjectId(hex2(12)), sensor: 'cpu', m };
+    });
+  }
+
   return docs;
 }
 
-module.exports = { buildDocuments, SPEC_DOCS };
+module.exports = { buildDocuments, SPEC_DOCS, POOL_NAMES };

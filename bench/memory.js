@@ -14,8 +14,11 @@ const { buildDocuments } = require('./documents');
 const { makeSampler, memoryIterations } = require('./workload');
 
 const ops = opsArg.split(',');
-const docs = buildDocuments(require('bson')).filter((d) => names.includes(d.name));
-for (const d of docs) d.bytes = api.serialize(d.doc); // both libraries produce the same bytes (checked by run.js)
+const docs = buildDocuments(require('bson'), { only: (name) => names.includes(name) }).filter((d) => names.includes(d.name));
+for (const d of docs) {
+  d.bytes = api.serialize(d.doc); // both libraries produce the same bytes (checked by run.js)
+  if (d.pool) d.poolBytes = d.pool.map((x) => api.serialize(x));
+}
 const rssBeforeWorkload = process.memoryUsage().rss;
 
 const t0 = process.hrtime.bigint();

@@ -30,18 +30,33 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
     );
   }
   out.push(`![bson-rs vs js-bson speed-up per document](${chartPath})`, '');
+  const hasFresh = ops.some((op) => report.summary[op].fresh);
   out.push(
     'Speed-up = js-bson time / bson-rs time for the same call with default options (higher is better for bson-rs; ' +
-      '1.00× = no difference). Median over rounds.',
+      '1.00× = no difference). Median over rounds. ' +
+      (hasFresh
+        ? '*shared*: all documents in one process, one after the other (each library\'s JIT has seen every document ' +
+          'before); *fresh*: each document × operation alone in a new process (only that document ever ran there). ' +
+          'In the chart, bars are the shared-process speed-ups and ○ marks the fresh-process ones.'
+        : ''),
     ''
   );
-  out.push(`| document | BSON size | ${ops.join(' | ')} |`);
-  out.push(`| --- | ---: | ${ops.map(() => '---:').join(' | ')} |`);
-  for (const d of docs) {
-    out.push(`| ${d.name} | ${size(d.bytes)} | ${ops.map((op) => ratio(find(d.name, op)?.ratio)).join(' | ')} |`);
+  const sub = hasFresh ? ['shared', 'fresh'] : [''];
+  const cell = (r, which) => ratio(which === 'fresh' ? r?.fresh?.ratio : r?.ratio);
+  if (hasFresh) {
+    out.push(`| document | BSON size | ${ops.map((op) => `${op} shared | fresh`).join(' | ')} |`);
+  } else {
+    out.push(`| document | BSON size | ${ops.join(' | ')} |`);
   }
-  out.push(`| **geometric mean** | | ${ops.map((op) => `**${ratio(report.summary[op].geomean)}**`).join(' | ')} |`);
-  out.push(`| minimum | | ${ops.map((op) => `${ratio(report.summary[op].min.ratio)} (${report.summary[op].min.document})`).join(' | ')} |`);
+  out.push(`| --- | ---: | ${ops.flatMap(() => sub.map(() => '---:')).join(' | ')} |`);
+  for (const d of docs) {
+    out.push(`| ${d.name} | ${size(d.bytes)} | ${ops.flatMap((op) => sub.map((w) => cell(find(d.name, op), w))).join(' | ')} |`);
+  }
+  const sum = (op, w) => (w === 'fresh' ? report.summary[op].fresh : report.summary[op]);
+  out.push(`| **geometric mean** | | ${ops.flatMap((op) => sub.map((w) => (sum(op, w) ? `**${ratio(sum(op, w).geomean)}**` : '–'))).join(' | ')} |`);
+  out.push(
+    `| minimum | | ${ops.flatMap((op) => sub.map((w) => (sum(op, w) ? `${ratio(sum(op, w).min.ratio)} (${sum(op, w).min.document})` : '–'))).join(' | ')} |`
+  );
   out.push('');
 
   if (report.memory) {
@@ -54,6 +69,24 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
         `(${ratio(report.memory.ratio)}; target ≤ 1.10×).`,
       ''
     );
+  }
+
+  if (hasFresh) {
+    out.push('<details><summary>Fresh-process times (ns per call) and range over rounds</summary>', '');
+    out.push('| document | operation | js-bson ns | bson-rs ns | speed-up | range over rounds | shared: js-bson ns | bson-rs ns |');
+    out.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+    const ns = (n) => (n >= 1e5 ? int(n) : n >= 100 ? Math.round(n).toString() : n.toFixed(1));
+    for (const op of ops) {
+      for (const d of docs) {
+        const r = find(d.name, op);
+        if (!r || !r.fresh) continue;
+        out.push(
+          `| ${d.name} | ${op} | ${ns(r.fresh.nsPerOp['js-bson'])} | ${ns(r.fresh.nsPerOp['bson-rs'])} | ${ratio(r.fresh.ratio)} | ` +
+            `${r.fresh.ratioMin.toFixed(2)}–${r.fresh.ratioMax.toFixed(2)} | ${ns(r['js-bson'].nsPerOp)} | ${ns(r['bson-rs'].nsPerOp)} |`
+        );
+      }
+    }
+    out.push('', '</details>', '');
   }
 
   out.push('<details><summary>Operations per second and throughput</summary>', '');
@@ -72,7 +105,7 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
   out.push('', 'MB/s counts the BSON bytes of the document (1 MB = 10^6 bytes) for all three operations.', '', '</details>', '');
 
   out.push('<details><summary>Documents</summary>', '');
-  for (const d of docs) out.push(`- \`${d.name}\` (${size(d.bytes)}): ${d.description}`);
+  for (const d of docs) out.push(`- \`${d.name}\` (${size(d.bytes)}${d.pool ? ' each' : ''}): ${d.description}`);
   out.push('', '</details>', '');
 
   out.push(
@@ -92,7 +125,13 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
       'the quieter half of the rounds, the same rounds for both libraries). Fine ' +
       'interleaving and medians keep the ratio honest on a noisy, shared machine: load bursts hit both libraries alike. ' +
       'Each benchmark repeats the same document, so per-key and per-shape caches are warm, as in a workload of ' +
-      'same-shaped documents. ' +
+      'same-shaped documents, except the `newkeys_*` rows: each call takes the next document of a pool built before ' +
+      'timing (deserialize: their BSON bytes), and no key repeats within 100,000+ keys, more than any key cache holds. ' +
+      (hasFresh
+        ? `The *fresh* column repeats each document × operation in a process of its own (build that document, warm up, ` +
+          `${report.settings.freshRounds} rounds of the same interleaved pairs), since which documents ran before changes ` +
+          'both libraries\' JIT state (inline caches, feedback, optimised code). '
+        : '') +
       'Peak RSS is `process.resourceUsage().maxRSS` of a child process that runs the same fixed workload with only one of ' +
       'the libraries loaded. Raw numbers: [`bench/results.json`](bench/results.json).',
     ''

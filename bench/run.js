@@ -27,6 +27,20 @@
 //   BENCH_OUT     results file (default bench/results.json; bench/results.partial.json
 //                 when BENCH_FILTER, BENCH_OPS or BENCH_AA is set)
 //   BENCH_AA      1 = A/A run: js-bson in both slots (the harness's noise floor)
+//   BENCH_FRESH   0 skips the fresh-process pass (same as --no-fresh)
+//   BENCH_FRESH_ROUNDS  rounds in each fresh process (default 5)
+//
+// Options: --quick (3 rounds x 20 ms, 2 fresh rounds, one memory run each;
+// writes bench/results.partial.json unless BENCH_OUT says otherwise),
+// --no-fresh (shared process only).
+//
+// Fresh-process pass: after the shared-process rounds, every document x
+// operation is timed again in a process of its own (`run.js --child DOC OP`,
+// one after the other), which builds only that document, warms up both
+// libraries on it and runs BENCH_FRESH_ROUNDS rounds of the same interleaved
+// pairs. Nothing else ran in that process, so neither library's JIT state
+// (inline caches, feedback, optimised code) nor bson-rs's key caches carry
+// anything over from other documents.
 //
 // Output: the table on stdout, progress on stderr, bench/results.json and
 // bench/ratios.svg. Exit code 1 if the libraries disagree on any document
@@ -40,7 +54,7 @@ const { spawnSync } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 
 const bson = require('bson');
-const { buildDocuments } = require('./documents');
+const { buildDocuments, POOL_NAMES } = require('./documents');
 const { verifyDocument } = require('./verify');
 const { OPERATIONS, MEMORY_MIB, makeCall } = require('./workload');
 
@@ -75,22 +89,31 @@ function parseTime(text, fallbackMs) {
 }
 
 const env = process.env;
+const ARGS = process.argv.slice(2);
+const CHILD = ARGS[0] === '--child' ? { document: ARGS[1], operation: ARGS[2] } : null;
+const QUICK = ARGS.includes('--quick');
+for (const a of ARGS) {
+  if (!CHILD && !['--quick', '--no-fresh'].includes(a)) throw new Error(`bench: unknown option ${a} (known: --quick, --no-fresh)`);
+}
 const SETTINGS = {
-  rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || '9', 10)),
-  timeMs: parseTime(env.BENCH_TIME, 40),
+  rounds: Math.max(1, Number.parseInt(env.BENCH_ROUNDS || (QUICK ? '3' : '9'), 10)),
+  timeMs: parseTime(env.BENCH_TIME, QUICK ? 20 : 40),
   sampleMs: parseTime(env.BENCH_SAMPLE, 4),
   filter: env.BENCH_FILTER || null,
   ops: env.BENCH_OPS || null,
   memory: env.BENCH_MEMORY !== '0',
-  memoryRuns: Math.max(1, Number.parseInt(env.BENCH_MEMORY_RUNS || '3', 10)),
-  chart: env.BENCH_CHART !== '0'
+  memoryRuns: Math.max(1, Number.parseInt(env.BENCH_MEMORY_RUNS || (QUICK ? '1' : '3'), 10)),
+  chart: env.BENCH_CHART !== '0',
+  fresh: env.BENCH_FRESH !== '0' && !ARGS.includes('--no-fresh'),
+  freshRounds: Math.max(1, Number.parseInt(env.BENCH_FRESH_ROUNDS || (QUICK ? '2' : '5'), 10)),
+  quick: QUICK
 };
 // JIT warm-up and per-call time estimate, per library, document and operation.
 SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
 // A partial run (filter, operations or A/A) does not overwrite the committed
 // full results unless BENCH_OUT says so. The chart and markdown go next to the
 // results file: results<X>.json -> ratios<X>.svg, results<X>.md.
-const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1');
+const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1' || QUICK);
 const OUT = env.BENCH_OUT
   ? path.resolve(env.BENCH_OUT)
   : path.join(__dirname, PARTIAL ? 'results.partial.json' : 'results.json');
@@ -272,6 +295,50 @@ async function measurePair(c, round, gc) {
   return { js: median(js), rs: median(rs), ratio: median(ratios), pairs: ratios.length };
 }
 
+/** BSON inputs of a document: d.bytes (and d.poolBytes for a pool), js-bson's bytes. */
+function prepareInputs(d) {
+  d.bytes = bson.serialize(d.doc);
+  if (d.pool) d.poolBytes = d.pool.map((x) => bson.serialize(x));
+}
+
+/** A fresh child's rounds -> the result's `fresh` entry. */
+function summarizeFresh(child) {
+  const ratios = child.rounds.map((r) => r.ratio);
+  return {
+    ratio: median(ratios),
+    ratioMin: Math.min(...ratios),
+    ratioMax: Math.max(...ratios),
+    ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000),
+    nsPerOp: { 'js-bson': median(child.rounds.map((r) => r.js)), 'bson-rs': median(child.rounds.map((r) => r.rs)) },
+    warmNs: child.warmNs
+  };
+}
+
+/**
+ * `run.js --child DOC OP`: one document x operation alone in this process.
+ * Builds only that document (no agreement check: the parent did it), warms up
+ * both libraries, runs SETTINGS.rounds rounds of interleaved pairs and prints
+ * { rounds: [{ js, rs, ratio, pairs }], warmNs } as JSON on stdout.
+ */
+async function childMain() {
+  const gc = exposeGc();
+  await loadMitata();
+  const { document: name, operation: op } = CHILD;
+  const d = buildDocuments(bson, { only: (n) => n === name }).find((x) => x.name === name);
+  if (!d) throw new Error(`--child: no document ${name}`);
+  if (!OPERATIONS.includes(op)) throw new Error(`--child: no operation ${op}`);
+  prepareInputs(d);
+  const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
+  for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
+  for (const lib of LIBS) {
+    c.warmNs[lib.key] = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
+    c.opts[lib.key] = mitataOptions(c.warmNs[lib.key], SETTINGS.sampleMs);
+  }
+  const rounds = [];
+  for (let round = 0; round < SETTINGS.rounds; round++) rounds.push(await measurePair(c, round % 2, gc));
+  process.stdout.write(JSON.stringify({ rounds, warmNs: c.warmNs }));
+}
+
 async function main() {
   const started = Date.now();
   const gc = exposeGc();
@@ -287,62 +354,104 @@ async function main() {
     );
   }
 
-  // ---------- documents and agreement check ----------
-  const all = buildDocuments(bson).filter((d) => !filter || filter.test(d.name));
-  if (all.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
+  // ---------- documents, agreement check, warm-up and rounds, in two phases ----------
+  // Phase 1: the documents with fixed keys. Phase 2: the newkeys_* pools, built
+  // only then. 100k+ objects with distinct keys in the heap (and deserializing
+  // them) slow js-bson's deserialize of the small and nested documents down (in
+  // a full run with the pools built and warmed up first: up to 4x, nested_4
+  // 4.3 -> 17.6 us per call, while bson-rs's were unchanged), which would
+  // inflate phase 1's shared-process ratios; the fresh-process pass shows each
+  // document without any of that.
+  const selected = (name) => !filter || filter.test(name);
+  const phases = [(name) => selected(name) && !POOL_NAMES.includes(name), (name) => selected(name) && POOL_NAMES.includes(name)];
   const docs = [];
   const mismatches = [];
-  for (const d of all) {
-    progress(`checking ${d.name}`);
-    const problems = verifyDocument(bson, bsonRs, d.doc);
-    if (problems.length) {
-      for (const p of problems) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
-      continue;
-    }
-    d.bytes = bson.serialize(d.doc);
-    docs.push(d);
-  }
-  progressDone();
-  for (const m of mismatches) {
-    process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
-  }
-
-  // ---------- samplers, warm-up, calls per sample ----------
   const cases = []; // one per document x operation
-  for (const d of docs) {
-    for (const op of operations) {
-      const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
-      for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
-      cases.push(c);
+  const perRound = []; // per case, one measurePair() result per round
+  for (let phase = 0; phase < phases.length; phase++) {
+    const pick = phases[phase];
+    const all = buildDocuments(bson, { only: pick }).filter((d) => pick(d.name));
+    if (all.length === 0) continue;
+    const phaseDocs = [];
+    for (const d of all) {
+      progress(`checking ${d.name}`);
+      // A pool is checked on 64 of its members, spread over it.
+      const members = d.pool ? Array.from({ length: 64 }, (_, k) => d.pool[Math.floor((k * d.pool.length) / 64)]) : [d.doc];
+      const problems = members.flatMap((doc) => verifyDocument(bson, bsonRs, doc));
+      if (problems.length) {
+        for (const p of problems.slice(0, 3)) mismatches.push({ document: d.name, operation: p.operation, error: p.error });
+        continue;
+      }
+      prepareInputs(d);
+      phaseDocs.push(d);
     }
-  }
-  for (const c of cases) {
-    for (const lib of LIBS) {
-      progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
-      const ns = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
-      c.warmNs[lib.key] = ns;
-      c.opts[lib.key] = mitataOptions(ns, SETTINGS.sampleMs);
+    progressDone();
+    for (const m of mismatches) {
+      if (all.some((d) => d.name === m.document)) process.stderr.write(`MISMATCH ${m.document} ${m.operation}: ${m.error} (document not reported)\n`);
     }
-  }
-  progressDone();
 
-  // ---------- rounds ----------
-  const perRound = cases.map(() => []); // one measurePair() result per round
-  const total = cases.length * SETTINGS.rounds;
-  let done = 0;
-  const roundsStart = performance.now();
-  for (let round = 0; round < SETTINGS.rounds; round++) {
-    progress(`[round ${round + 1}/${SETTINGS.rounds}]`, { force: true });
+    // samplers, warm-up, calls per sample
+    const phaseCases = [];
+    for (const d of phaseDocs) {
+      for (const op of operations) {
+        const c = { doc: d, op, fns: {}, warmNs: {}, opts: {} };
+        for (const lib of LIBS) c.fns[lib.key] = makeCall(lib.api, op, d);
+        phaseCases.push(c);
+      }
+    }
+    for (const c of phaseCases) {
+      for (const lib of LIBS) {
+        progress(`[warm-up] ${c.op} ${c.doc.name} (${lib.name})`);
+        const ns = await warmUp(c.fns[lib.key], SETTINGS.warmupMs);
+        c.warmNs[lib.key] = ns;
+        c.opts[lib.key] = mitataOptions(ns, SETTINGS.sampleMs);
+      }
+    }
+    progressDone();
+
+    // rounds
+    const phaseRounds = phaseCases.map(() => []);
+    const total = phaseCases.length * SETTINGS.rounds;
+    let done = 0;
+    const roundsStart = performance.now();
+    const label = phase === 0 ? '' : ' pools';
+    for (let round = 0; round < SETTINGS.rounds; round++) {
+      progress(`[round ${round + 1}/${SETTINGS.rounds}${label}]`, { force: true });
+      for (let i = 0; i < phaseCases.length; i++) {
+        const c = phaseCases[i];
+        const elapsed = (performance.now() - roundsStart) / 1000;
+        const eta = done ? (elapsed / done) * (total - done) : NaN;
+        progress(`[round ${round + 1}/${SETTINGS.rounds}${label}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
+        phaseRounds[i].push(await measurePair(c, (round + i) % 2, gc));
+        done++;
+      }
+    }
+    progressDone();
+    docs.push(...phaseDocs);
+    cases.push(...phaseCases);
+    perRound.push(...phaseRounds);
+  }
+  if (docs.length === 0 && mismatches.length === 0) throw new Error(`BENCH_FILTER ${SETTINGS.filter} selects no document`);
+
+  // ---------- fresh processes: each document x operation in a process of its own ----------
+  const fresh = cases.map(() => null);
+  if (SETTINGS.fresh) {
+    const freshStart = performance.now();
     for (let i = 0; i < cases.length; i++) {
       const c = cases[i];
-      const elapsed = (performance.now() - roundsStart) / 1000;
-      const eta = done ? (elapsed / done) * (total - done) : NaN;
-      progress(`[round ${round + 1}/${SETTINGS.rounds}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''));
-      perRound[i].push(await measurePair(c, (round + i) % 2, gc));
-      done++;
+      const elapsed = (performance.now() - freshStart) / 1000;
+      const eta = i ? (elapsed / i) * (cases.length - i) : NaN;
+      progress(`[fresh ${i + 1}/${cases.length}] ${c.op} ${c.doc.name}` + (Number.isFinite(eta) ? `  ~${fmtDuration(eta)} left` : ''), { force: i === 0 });
+      const child = spawnSync(process.execPath, [__filename, '--child', c.doc.name, c.op], {
+        encoding: 'utf8',
+        maxBuffer: 1 << 20,
+        env: { ...process.env, BENCH_ROUNDS: String(SETTINGS.freshRounds), BENCH_TIME: String(SETTINGS.timeMs), BENCH_SAMPLE: String(SETTINGS.sampleMs) }
+      });
+      if (child.status !== 0) throw new Error(`fresh child for ${c.op} ${c.doc.name} failed:\n${child.stderr}`);
+      fresh[i] = JSON.parse(child.stdout);
     }
+    progressDone();
   }
-  progressDone();
 
   // ---------- memory (child processes) ----------
   let memory = null;
@@ -410,7 +519,8 @@ async function main() {
       ratioMin: Math.min(...ratios),
       ratioMax: Math.max(...ratios),
       ratioRounds: ratios.map((r) => Math.round(r * 1000) / 1000),
-      pairsPerRound: median(rounds.map((r) => r.pairs))
+      pairsPerRound: median(rounds.map((r) => r.pairs)),
+      fresh: fresh[i] && summarizeFresh(fresh[i])
     };
   });
   const summary = {};
@@ -424,6 +534,16 @@ async function main() {
       min: { ratio: min.ratio, document: min.document },
       max: { ratio: max.ratio, document: max.document }
     };
+    const freshRows = rows.filter((r) => r.fresh);
+    if (freshRows.length) {
+      const fmin = freshRows.reduce((a, r) => (r.fresh.ratio < a.fresh.ratio ? r : a));
+      const fmax = freshRows.reduce((a, r) => (r.fresh.ratio > a.fresh.ratio ? r : a));
+      summary[op].fresh = {
+        geomean: geomean(freshRows.map((r) => r.fresh.ratio)),
+        min: { ratio: fmin.fresh.ratio, document: fmin.document },
+        max: { ratio: fmax.fresh.ratio, document: fmax.document }
+      };
+    }
   }
 
   const pkg = require('../package.json');
@@ -453,8 +573,12 @@ async function main() {
       'per-pair ratios js-bson time / bson-rs time. Reported ratio: median over rounds; geomean over documents. ' +
       'Reported ops/s and MB/s: median over the quieter half of the rounds (ranked by the geometric mean of both ' +
       'libraries\' times, the same rounds for both). ' +
-      'MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes).',
-    documents: docs.map((d) => ({ name: d.name, description: d.description, bytes: d.bytes.length })),
+      'MB/s counts the BSON bytes of the document (1 MB = 1e6 bytes). ' +
+      (SETTINGS.fresh
+        ? `Fresh-process column: each document x operation again in a process of its own (nothing else run there), ` +
+          `the same warm-up and interleaved pairs, ${SETTINGS.freshRounds} rounds; its ratio is the median over those rounds.`
+        : 'No fresh-process pass in this run.'),
+    documents: docs.map((d) => ({ name: d.name, description: d.description, bytes: d.bytes.length, ...(d.pool ? { pool: d.pool.length } : {}) })),
     results,
     summary,
     memory,
@@ -519,8 +643,8 @@ function formatTable(report) {
   }
   out.push('ratio = js-bson time / bson-rs time (> 1 means bson-rs is faster): median over rounds, [min-max] over rounds');
   out.push('ops/s, MB/s: median over the quieter half of the rounds; MB/s = BSON bytes of the document / time\n');
-  const header = ['document', 'size', 'operation', 'js-bson ops/s', 'bson-rs ops/s', 'js-bson MB/s', 'bson-rs MB/s', 'ratio', '[min-max]'];
-  const align = ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l'];
+  const header = ['document', 'size', 'operation', 'js-bson ops/s', 'bson-rs ops/s', 'js-bson MB/s', 'bson-rs MB/s', 'ratio', '[min-max]', 'fresh', '[min-max]'];
+  const align = ['l', 'r', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'r', 'l'];
   const rows = [];
   for (const op of Object.keys(report.summary)) {
     for (const r of report.results.filter((x) => x.operation === op)) {
@@ -533,7 +657,9 @@ function formatTable(report) {
         fmtMB(r['js-bson'].mbPerSec),
         fmtMB(r['bson-rs'].mbPerSec),
         fmtRatio(r.ratio),
-        `[${r.ratioMin.toFixed(2)}-${r.ratioMax.toFixed(2)}]`
+        `[${r.ratioMin.toFixed(2)}-${r.ratioMax.toFixed(2)}]`,
+        r.fresh ? fmtRatio(r.fresh.ratio) : '-',
+        r.fresh ? `[${r.fresh.ratioMin.toFixed(2)}-${r.fresh.ratioMax.toFixed(2)}]` : ''
       ]);
     }
   }
@@ -543,9 +669,11 @@ function formatTable(report) {
     op,
     fmtRatio(s.geomean),
     `${fmtRatio(s.min.ratio)} (${s.min.document})`,
-    `${fmtRatio(s.max.ratio)} (${s.max.document})`
+    `${fmtRatio(s.max.ratio)} (${s.max.document})`,
+    s.fresh ? fmtRatio(s.fresh.geomean) : '-',
+    s.fresh ? `${fmtRatio(s.fresh.min.ratio)} (${s.fresh.min.document})` : '-'
   ]);
-  out.push(renderTable(['operation', 'geomean ratio', 'min ratio', 'max ratio'], sumRows, ['l', 'r', 'l', 'l']));
+  out.push(renderTable(['operation', 'geomean ratio', 'min ratio', 'max ratio', 'fresh geomean', 'fresh min'], sumRows, ['l', 'r', 'l', 'l', 'r', 'l']));
   if (report.memory) {
     const js = report.memory['js-bson'];
     const rs = report.memory['bson-rs'];
@@ -561,7 +689,7 @@ function formatTable(report) {
 module.exports = { formatTable };
 
 if (require.main === module) {
-  main().catch((err) => {
+  (CHILD ? childMain() : main()).catch((err) => {
     progressDone();
     console.error(err);
     process.exit(2);
