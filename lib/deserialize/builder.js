@@ -177,7 +177,9 @@ function createBuilder(bson, layout) {
     const i64 = tape.i64;
     const S = tape.strings;
     // Definitions first.
-    let si = runDefinitions(ops, 2 + bodyLen, 2 + bodyLen + defsLen, S);
+    // (Most documents have no definitions: then the call is never made and
+    // so not inlined, which leaves build's inlining budget to the value cases.)
+    let si = defsLen === 0 ? 0 : runDefinitions(ops, 2 + bodyLen, 2 + bodyLen + defsLen, S);
     const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
     const promoteBuffers = (flags & F_PROMOTE_BUFFERS) !== 0;
     const st = stack;
