@@ -1,6 +1,7 @@
 //! Binding half of `deserialize`: see ARCHITECTURE.md "Decode tape".
 //!
-//! `decode(input, index, flags, rawNames, utf8Names)` runs the core reader
+//! `decode(input[, rawNames, utf8Names])`, with the index in decNums[0] and
+//! the flags in decOps[0], runs the core reader
 //! over the input bytes, writes the tape into the decOps/decNums scratch
 //! buffers, hands the decoded strings to the JS sink in chunks, and returns
 //! the tape length (or `-1` / an error message string).
@@ -8,7 +9,7 @@ use bson_rs_core::decode::{DecodeCache, DecodeError, Outcome, Request, Span, SPA
 use bson_rs_core::utf8;
 use napi::sys;
 
-use crate::napi_util::{check_msg, guard, undefined, Args};
+use crate::napi_util::{check_msg, guard, Args};
 use crate::state::{DecodeState, EnvState, NameList, CHUNK, DEC_NUMS, DEC_OPS};
 
 /// Reads a name list: a string in which each name is preceded by a NUL (a
@@ -175,22 +176,15 @@ mod bytemuck_free {
 
 pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
-    let args = Args::<5>::read(env, info)?;
+    let args = Args::<3>::read(env, info)?;
     let argc = args.argc();
     let state: &mut EnvState = EnvState::of(&args);
-    let mut ty = 0;
     let mut length = 0usize;
     let mut data = std::ptr::null_mut();
-    let mut arraybuffer = std::ptr::null_mut();
-    let mut offset = 0usize;
-    // SAFETY: napi validates that the value is a typed array and fails cleanly otherwise.
-    check_msg(
-      unsafe { sys::napi_get_typedarray_info(env, args.get(0), &mut ty, &mut length, &mut data, &mut arraybuffer, &mut offset) },
-      "decode needs a Uint8Array",
-    )?;
-    if ty != sys::TypedarrayType::uint8_array {
-      return Err("bson-rs: decode needs a Uint8Array".to_string());
-    }
+    // napi_get_buffer_info skips napi_get_typedarray_info's element-type
+    // queries; JS only ever passes a Buffer (toLocalBufferType's result).
+    // SAFETY: napi validates that the value is an ArrayBufferView and fails cleanly otherwise.
+    check_msg(unsafe { sys::napi_get_buffer_info(env, args.get(0), &mut data, &mut length) }, "decode needs a Uint8Array")?;
     let input: &[u8] = if length == 0 || data.is_null() {
       &[]
     } else {
@@ -199,13 +193,19 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
       // no JS runs while the reader uses it (the sink only stores strings).
       unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) }
     };
-    let index = args.f64(1)?;
-    let index = if index.is_finite() && index > 0.0 { index.min(usize::MAX as f64) as usize } else { 0 };
-    let flags = args.u32(2)?;
     let EnvState { scratch, sink, decoder, .. } = state;
+    // The call's index and flags are in the scratch (decNums[0], decOps[0]):
+    // cheaper than two napi number conversions. Read before the tape overwrites them.
+    let (index, flags) = {
+      let (left, right) = scratch.split_at_mut(DEC_NUMS);
+      let index = words::<u64>(right[0].bytes()).first().map_or(0.0, |&bits| f64::from_bits(bits));
+      let flags = words::<u32>(left[DEC_OPS].bytes()).first().copied().unwrap_or(0);
+      (index, flags)
+    };
+    let index = if index.is_finite() && index > 0.0 { index.min(usize::MAX as f64) as usize } else { 0 };
     // JS passes the two name lists only when one of them is set.
-    let (has_raw, _) = if argc > 3 {
-      (read_names(env, args.get(3), &mut decoder.raw_names)?, read_names(env, args.get(4), &mut decoder.utf8_names)?)
+    let (has_raw, _) = if argc > 1 {
+      (read_names(env, args.get(1), &mut decoder.raw_names)?, read_names(env, args.get(2), &mut decoder.utf8_names)?)
     } else {
       (false, false)
     };
@@ -224,9 +224,10 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
       Outcome::Done(n) => {
         deliver(env, *sink, decoder, input, false)?;
         decoder.cache.commit();
-        // The tape lengths are in decOps[0..2]: success is `undefined` (cheaper than a number).
+        // The tape lengths are in decOps[0..2]: success is `undefined` (a null
+        // napi_value returned without a pending exception: no napi call).
         let _ = n;
-        Ok(undefined(env))
+        Ok(std::ptr::null_mut())
       }
       Outcome::NeedSpace { .. } => number(env, -1.0),
       Outcome::Error(DecodeError::Bson(m)) => {

@@ -92,13 +92,6 @@ impl<const N: usize> Args<N> {
     if i < self.argc { self.argv[i] } else { undefined(self.env) }
   }
 
-  pub fn f64(&self, i: usize) -> Result<f64, String> {
-    let mut v = 0f64;
-    // SAFETY: napi checks the type and fails cleanly.
-    check_msg(unsafe { sys::napi_get_value_double(self.env, self.get(i), &mut v) }, "expected a number")?;
-    Ok(v)
-  }
-
   pub fn u32(&self, i: usize) -> Result<u32, String> {
     let mut v = 0u32;
     // SAFETY: napi checks the type and fails cleanly.

@@ -156,6 +156,19 @@ function createBuilder(bson, layout) {
     return bytes;
   }
 
+  /**
+   * A binary value: a view of the input, as js-bson's. Outside build's switch:
+   * in a process that has decoded many shapes, build's inlining budget is
+   * spent and subarray / the Binary constructor were called out of line (a
+   * generic construct stub); here they are inlined into one small function.
+   */
+  function binary(input, start, end, subType, promote) {
+    const view = input.subarray(start, end);
+    if (promote) return ByteUtils.toLocalBufferType(view);
+    const value = new Binary(view, subType);
+    return subType === 4 && UUID.isValid(value) ? value.toUUID() : value;
+  }
+
   /** Builds the document on the tape (body `bodyLen` words, then `defsLen` words of definitions). */
   function build(input, flags, bodyLen, defsLen) {
     const ops = tape.ops;
@@ -164,7 +177,9 @@ function createBuilder(bson, layout) {
     const i64 = tape.i64;
     const S = tape.strings;
     // Definitions first.
-    let si = runDefinitions(ops, 2 + bodyLen, 2 + bodyLen + defsLen, S);
+    // (Most documents have no definitions: then the call is never made and
+    // so not inlined, which leaves build's inlining budget to the value cases.)
+    let si = defsLen === 0 ? 0 : runDefinitions(ops, 2 + bodyLen, 2 + bodyLen + defsLen, S);
     const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
     const promoteBuffers = (flags & F_PROMOTE_BUFFERS) !== 0;
     const st = stack;
@@ -276,18 +291,9 @@ function createBuilder(bson, layout) {
           st[sp++] = new Decimal128(copyBytes(input, ops[pc++], 16));
           break;
         case BINARY: {
-          const subType = w >>> 8;
           const offset = ops[pc++];
-          const view = input.subarray(offset, offset + ops[pc++]);
           retainsInput = true;
-          let value;
-          if (promoteBuffers && promoteValues) {
-            value = ByteUtils.toLocalBufferType(view);
-          } else {
-            value = new Binary(view, subType);
-            if (subType === 4 && UUID.isValid(value)) value = value.toUUID();
-          }
-          st[sp++] = value;
+          st[sp++] = binary(input, offset, offset + ops[pc++], w >>> 8, promoteBuffers && promoteValues);
           break;
         }
         case REGEXP: {

@@ -72,10 +72,10 @@ function decodeToTape(buffer, index, flags, rawNames, utf8Names) {
   if (owner.decoder !== self) claimAddon();
   for (;;) {
     tape.stringCount = 0;
-    const r =
-      rawNames === null && utf8Names === null
-        ? nativeDecode(buffer, index, flags)
-        : nativeDecode(buffer, index, flags, rawNames, utf8Names);
+    // The index and flags go through the scratch (cheaper than napi arguments).
+    tape.ops[0] = flags;
+    tape.f64[0] = index;
+    const r = rawNames === null && utf8Names === null ? nativeDecode(buffer) : nativeDecode(buffer, rawNames, utf8Names);
     if (r !== -1) return r;
     const needOps = tape.ops[0];
     const needNums = tape.ops[1];
