@@ -47,6 +47,7 @@ const { Mongoose } = require(MONGOOSE);
 const mongodb = require(require.resolve('mongodb', { paths: [path.dirname(require.resolve(MONGOOSE))] }));
 const driver = require('../lib/driver');
 const workload = require('../test/e2e/workload');
+const { median } = require('./stats');
 
 const FIRST_BATCH = 101; // a real server's default first batch
 
@@ -204,11 +205,6 @@ function startResponder(docs) {
   });
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
 
 async function main() {
   const docs = storedPosts(DOCS);

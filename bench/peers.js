@@ -35,8 +35,6 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const v8 = require('node:v8');
-const vm = require('node:vm');
 const { spawnSync } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 
@@ -112,20 +110,7 @@ function progress(text, always = false) {
   else if (always && text) process.stderr.write(`${text}\n`);
 }
 
-// ---------- stats, gc ----------
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-function geomean(values) {
-  return values.length === 0 ? NaN : Math.exp(values.reduce((a, v) => a + Math.log(v), 0) / values.length);
-}
-function exposeGc() {
-  if (typeof globalThis.gc === 'function') return globalThis.gc;
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc');
-}
+const { median, geomean, exposeGc } = require('./stats');
 
 // ---------- calls ----------
 /** A zero-argument call of fn on input (or on the next input of a pool), compiled per case and library. */

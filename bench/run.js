@@ -48,8 +48,6 @@
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const v8 = require('node:v8');
-const vm = require('node:vm');
 const { spawnSync } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 
@@ -141,23 +139,7 @@ function fmtDuration(sec) {
   return sec >= 60 ? `${Math.floor(sec / 60)}m${String(sec % 60).padStart(2, '0')}s` : `${sec}s`;
 }
 
-// ---------- stats ----------
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-function geomean(values) {
-  return values.length === 0 ? NaN : Math.exp(values.reduce((a, v) => a + Math.log(v), 0) / values.length);
-}
-
-// A real gc() before each document x operation, so it starts from a clean heap
-// rather than with the previous one's garbage.
-function exposeGc() {
-  if (typeof globalThis.gc === 'function') return globalThis.gc;
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc');
-}
+const { median, geomean, exposeGc } = require('./stats');
 
 function cpuModel() {
   const cpus = os.cpus();
