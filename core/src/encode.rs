@@ -49,6 +49,11 @@ pub const MAX_DOCUMENT_SIZE: usize = i32::MAX as usize;
 /// Bound of the key table (ids `0..MAX_KEYS`).
 pub const MAX_KEYS: usize = 1 << 16;
 
+/// Key part of a tape word (`word >> 8`) with this bit set: the key's bytes
+/// (no NUL) are on the bytes tape, `key_ref & KEY_BYTES_LEN` of them.
+pub const KEY_BYTES: usize = 1 << 22;
+pub const KEY_BYTES_LEN: usize = 0xFF;
+
 /// Tape op codes (low byte of a tape word).
 pub mod op {
   pub const END: u32 = 0x00;
@@ -322,6 +327,8 @@ impl Encoder {
         out.string(args, ai)?;
         ai += 1;
         out.byte(0);
+      } else if key_ref & KEY_BYTES != 0 {
+        values::key_bytes(&mut out, bytes, &mut bi, key_ref & KEY_BYTES_LEN)?;
       } else {
         let (words, len) = keys.get(key_ref - 1).and_then(|k| k.as_ref()).ok_or_else(|| bad("undefined key id"))?;
         out.put_words(words, *len);

@@ -29,15 +29,31 @@ function register(slot, buffer) {
  */
 class Tape {
   constructor(level) {
+    // Every field is declared here first, so that V8 keeps them all inside the object.
+    this.ops = null;
+    this.opi = 0; // next op word
+    this.opsLimit = 0;
+    this.f64 = null;
+    this.i32 = null;
+    this.i64 = null;
+    this.ni = 0; // next 8-byte number slot
+    this.numsLimit = 0;
+    this.u8 = null;
+    this.bi = 0; // next byte
+    this.bytesLimit = 0;
+    this.args = null;
+    this.ai = ARG0; // next string / byte arg
+    this.ext = 0; // a lower bound of the string and binary bytes sent as args (sizes the output)
+    this.opsBuf = null;
+    this.opsSize = 0;
+    this.numsBuf = null;
+    this.numsSize = 0;
+    this.bytesBuf = null;
+    this.bytesSize = 0;
     this.setOps(level === 0 ? registered[SLOT.encOps] : new ArrayBuffer(MIN_TAPE));
     this.setNums(level === 0 ? registered[SLOT.encNums] : new ArrayBuffer(MIN_TAPE));
     this.setBytes(level === 0 ? registered[SLOT.encBytes] : new ArrayBuffer(MIN_TAPE));
     this.args = [0, 0, 0];
-    this.opi = 0; // next op word
-    this.ni = 0; // next 8-byte number slot
-    this.bi = 0; // next byte
-    this.ai = ARG0; // next string / byte arg
-    this.ext = 0; // a lower bound of the string and binary bytes sent as args (sizes the output)
   }
   reset() {
     this.opi = 0;
@@ -97,15 +113,20 @@ class Tape {
   /** Drops references to user values after a call; tapes grown for a huge document shrink. */
   release() {
     // (the args array keeps its length, so the next document of the same shape needs no resize)
-    const args = this.args;
-    const argc = this.ai;
-    if (args.length > 65536) args.length = ARG0;
-    else if (argc > ARG0) args.fill(undefined, ARG0, argc);
+    if (this.ai > ARG0) releaseArgs(this.args, this.ai);
+    if (this.opsSize > 16 * MIN_TAPE || this.numsSize > 16 * MIN_TAPE || this.bytesSize > KEEP_OUT) this.shrink();
+  }
+  shrink() {
     if (this.opsSize > 16 * MIN_TAPE) this.setOps(new ArrayBuffer(MIN_TAPE));
     if (this.numsSize > 16 * MIN_TAPE) this.setNums(new ArrayBuffer(MIN_TAPE));
     // (the bytes tape also holds binary data: kept up to js-bson's 17 MiB buffer size)
     if (this.bytesSize > KEEP_OUT) this.setBytes(new ArrayBuffer(MIN_TAPE));
   }
+}
+
+function releaseArgs(args, argc) {
+  if (args.length > 65536) args.length = ARG0;
+  else args.fill(undefined, ARG0, argc);
 }
 
 // ---- output ----

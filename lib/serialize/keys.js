@@ -33,31 +33,33 @@ function keyFlags(key) {
 }
 
 // Adaptive defining: documents with ever-new keys (dynamic keys) would fill
-// the cache with keys that never hit, paying a native defineKey call each.
-// A window ends after KEY_WINDOW new keys or 2 * KEY_WINDOW documents; when
-// its new keys came at more than one per two documents, the next window is
-// "cold": only one new key in KEY_COLD_SAMPLE is defined, the others are sent
-// inline (and not cached), so keys that do recur still get defined.
+// the cache with keys that never hit, paying a Map miss and a native
+// defineKey call each. A window ends after KEY_WINDOW fresh keys or
+// 2 * KEY_WINDOW documents; when its fresh keys came at more than one per two
+// documents, the next window is "cold": a key that misses the memo is sent
+// inline without a Map lookup, and only a key that recurs at the same memo
+// slot (so it is not one of the ever-new ones) is looked up and defined.
 const KEY_WINDOW = 4096;
-const KEY_COLD_SAMPLE = 16;
-const window = { docs: 0, fresh: 0, cold: false, skip: 0 };
+const window = { docs: 0, fresh: 0, cold: false };
 
 /** Counts one serialized document in the adaptive window (called per native write). */
 function countDocument() {
   window.docs++;
 }
 
-/** Cache entry of a key not cached yet (defined in the native key table if there is room). */
-function newKey(key) {
-  const flags = keyFlags(key);
-  if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
+/** Counts a fresh key (a Map miss; in a cold window, a memo miss) and ends the window when it is full. */
+function countFresh() {
   if (++window.fresh >= KEY_WINDOW || window.docs >= 2 * KEY_WINDOW) {
     window.cold = window.fresh * 2 > window.docs;
     window.fresh = 0;
     window.docs = 0;
   }
-  if (window.cold && ++window.skip < KEY_COLD_SAMPLE) return flags; // inline key
-  window.skip = 0;
+}
+
+/** Cache entry of a key not cached yet (defined in the native key table if there is room). */
+function newKey(key) {
+  const flags = keyFlags(key);
+  if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
   const id = nextKeyId++;
   addon.defineKey(id, key);
   const entry = ((id + 1) << 8) | flags;
@@ -65,14 +67,36 @@ function newKey(key) {
   return entry;
 }
 
-/** The entry of string key `key` at memo slot `m` (see memoKeys). */
-function keyEntry(key, m) {
-  if (memoKeys[m] === key) return memoEntries[m];
+/** The cache entry of `key`, defining it if it is new (a warm window, or a key that recurred). */
+function lookUp(key, m) {
   let entry = keyCache.get(key);
-  if (entry === undefined) entry = newKey(key);
+  if (entry === undefined) {
+    countFresh();
+    entry = newKey(key);
+  }
   memoKeys[m] = key;
   memoEntries[m] = entry;
   return entry;
+}
+
+/** A memo miss in a cold window: the key is sent inline (its flags checked), not looked up. */
+function coldMiss(key, m) {
+  countFresh();
+  const flags = keyFlags(key);
+  memoKeys[m] = key;
+  memoEntries[m] = flags;
+  return flags;
+}
+
+/** The entry of string key `key` at memo slot `m` (see memoKeys). */
+function keyEntry(key, m) {
+  if (memoKeys[m] === key) {
+    const entry = memoEntries[m];
+    // (an inline entry that recurs at its slot: looked up, as it may be worth defining)
+    if ((entry & K_REF) !== 0 || !window.cold || nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return entry;
+    return lookUp(key, m);
+  }
+  return window.cold ? coldMiss(key, m) : lookUp(key, m);
 }
 
 /** The memo slot of the key at position `idx` (1-based, after the increment) at `depth`. */
@@ -80,4 +104,9 @@ function memoSlot(depth, idx) {
   return ((depth & 15) << 6) | (idx & 63);
 }
 
-module.exports = { keyEntry, memoSlot, countDocument, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };
+/** For tests: whether the window is cold, and whether `key` is defined. */
+function keyCacheState(key) {
+  return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
+}
+
+module.exports = { keyEntry, memoSlot, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };

@@ -6,8 +6,9 @@
 // turns the tape into bytes.
 //
 // Every writer takes (t, w, key, value): t the Tape (buffers.js), w the key
-// word (> 0 a cached key's tape bits, 0 the key is sent inline, -1 an array
-// index written by Rust, -2 a non-string Map key, which throws), key the key.
+// word (> 0 a cached key's tape bits, KEY_INDEX an array index written by
+// Rust, KEY_INLINE the key is sent with the element, KEY_NOT_STRING a
+// non-string Map key, which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
 
@@ -27,16 +28,45 @@ function str(value) {
   return value;
 }
 
-/** The element's op word, and its key as an arg when it is not cached (see the header). */
+// (KEY_BYTES: the tape word's flag for a key on the bytes tape, length in bits 8-15; core encode.rs)
+const KEY_BYTES = 1 << 30;
+const KEY_BYTES_MAX = 64;
+const KEY_INDEX = 0;
+const KEY_INLINE = -1;
+const KEY_NOT_STRING = -2;
+
+/** The element's op word (see the header); small, so that V8 inlines it into every writer. */
 function putOp(t, op, w, key) {
-  if (w > 0) t.ops[t.opi++] = op | w;
-  else {
-    t.ops[t.opi++] = op;
-    if (w !== -1) {
-      if (w === -2) throw notAString(); // js-bson's TypeError for a non-string Map key
-      t.args[t.ai++] = key;
+  if (w >= 0) t.ops[t.opi++] = op | w;
+  else putInlineKey(t, op, w, key);
+}
+
+/**
+ * An element whose key is not cached: short ASCII keys go on the bytes tape
+ * (no native string read; keys new on every call take this path), others as
+ * a string arg. The key's bytes come before the value's.
+ */
+function putInlineKey(t, op, w, key) {
+  if (w === KEY_NOT_STRING) throw notAString(); // js-bson's TypeError for a non-string Map key
+  const n = key.length;
+  if (n <= KEY_BYTES_MAX) {
+    t.reserveBytes(n);
+    const u8 = t.u8;
+    const bi = t.bi;
+    let j = 0;
+    for (; j < n; j++) {
+      const c = key.charCodeAt(j);
+      if (c > 127 || c === 0) break;
+      u8[bi + j] = c;
+    }
+    if (j === n) {
+      t.ops[t.opi++] = op | KEY_BYTES | (n << 8);
+      t.bi = bi + n;
+      return;
     }
   }
+  t.ops[t.opi++] = op;
+  t.args[t.ai++] = key;
 }
 
 /** Closes the innermost document / array (and a code-with-scope around it). */
@@ -76,6 +106,8 @@ function writeNumber(t, w, key, value) {
 function writeString(t, w, key, value) {
   const n = value.length;
   if (n <= SHORT_STRING_BYTES) {
+    const at = t.opi;
+    putOp(t, STRING_BYTES, w, key); // (first: an inline key's bytes go before the string's)
     const u8 = t.u8;
     const bi = t.bi;
     let j = 0;
@@ -85,14 +117,13 @@ function writeString(t, w, key, value) {
       u8[bi + j] = c;
     }
     if (j === n) {
-      putOp(t, STRING_BYTES, w, key);
       t.i32[t.ni * 2] = n;
       t.ni++;
       t.bi = bi + n;
       return;
     }
-  }
-  putOp(t, STRING, w, key);
+    t.ops[at] = (t.ops[at] & ~0xff) | STRING; // not ASCII after all: a string arg
+  } else putOp(t, STRING, w, key);
   t.args[t.ai++] = value;
   t.ext += n;
 }
@@ -375,6 +406,9 @@ function oidInt(a, b, c) {
 }
 
 module.exports = {
+  KEY_INDEX,
+  KEY_INLINE,
+  KEY_NOT_STRING,
   createTypes,
   notAString,
   writeEnd,

@@ -4,9 +4,9 @@
 // as in js-bson. It visits the values and dispatches each to its writer in
 // types.js, which puts it on the encode tape (ARCHITECTURE.md, "Encode tape").
 //
-// Two fast lanes (documentLane, arrayLane) take runs of elements without the generic dispatch: plain
-// numbers / strings under cached keys in a document, and numbers, strings,
-// Dates, ObjectIds and Longs in an array. They make the generic path's reads
+// Two fast lanes (documentLane, arrayLane) take runs of elements without the
+// generic dispatch: numbers / strings under keys that need no check in a
+// document, and numbers, strings, Dates, ObjectIds and Longs in an array. They make the generic path's reads
 // and call the same writers; what they cannot take they hand over with what
 // they already read (toBSONChecked / toBSONAbsent / pre).
 const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
@@ -16,6 +16,7 @@ const { Tape } = require('./buffers');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
 const { writeDate, writeUint8Array, writeDocument } = T;
+const { KEY_INDEX, KEY_INLINE, KEY_NOT_STRING } = T;
 
 const PRE_NONE = 0;
 const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
@@ -84,8 +85,7 @@ class Walker {
     const frames = this.frames;
     const srcs = this.srcs;
     const maxDepth = this.maxDepth;
-    const n = maxDepth < frames.length ? maxDepth + 1 : frames.length;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i <= maxDepth; i++) {
       const f = frames[i];
       srcs[i] = undefined;
       f.src = null;
@@ -93,15 +93,18 @@ class Walker {
       f.keys = null;
       f.iter = null;
     }
-    if (frames.length > 4096) {
-      frames.length = 4096;
-      srcs.length = 4096;
-    }
-    if (maxDepth >= SCAN_DEPTH) this.path.clear();
+    if (maxDepth >= SCAN_DEPTH) this.releaseDeep();
     this.key = undefined;
     this.value = undefined;
     this.preTag = undefined;
     this.tape.release();
+  }
+  releaseDeep() {
+    this.path.clear();
+    if (this.frames.length > 4096) {
+      this.frames.length = 4096;
+      this.srcs.length = 4096;
+    }
   }
 }
 
@@ -135,6 +138,7 @@ function keyError(entry, key, checkKeys, BSONError) {
 /**
  * Sets up frame `f` for iterating `source` (js-bson's makeFrame): arrays by
  * index, Maps by entries(), anything else by Object.keys of its toBSON().
+ * (Rare cases out of line: V8 then inlines the rest into the walk.)
  */
 function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   f.src = source;
@@ -142,31 +146,35 @@ function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   f.iu = iu;
   f.idx = 0;
   f.rustArr = rustArr;
+  f.iter = null;
   if (Array.isArray(source)) {
     f.kind = KIND_ARR;
     f.target = source;
     f.keys = null;
-    f.iter = null;
-    return;
+  } else if (source instanceof Map || isMap(source)) {
+    makeMapFrame(f, source);
+  } else {
+    const target = typeof source.toBSON === 'function' ? toBSONTarget(source, BSONError) : source;
+    f.kind = KIND_OBJ;
+    f.target = target;
+    f.keys = Object.keys(target);
   }
-  if (source instanceof Map || isMap(source)) {
-    f.kind = KIND_MAP;
-    f.target = source;
-    f.keys = null;
-    f.iter = source.entries();
-    return;
+}
+
+function makeMapFrame(f, source) {
+  f.kind = KIND_MAP;
+  f.target = source;
+  f.keys = null;
+  f.iter = source.entries();
+}
+
+/** A document's toBSON() result, which must be an object (or null / undefined: Object.keys throws). */
+function toBSONTarget(source, BSONError) {
+  const target = source.toBSON();
+  if (target != null && typeof target !== 'object') {
+    throw new BSONError('toBSON function did not return an object');
   }
-  let target = source;
-  if (typeof target?.toBSON === 'function') {
-    target = target.toBSON();
-    if (target != null && typeof target !== 'object') {
-      throw new BSONError('toBSON function did not return an object');
-    }
-  }
-  f.kind = KIND_OBJ;
-  f.target = target;
-  f.iter = null;
-  f.keys = Object.keys(target);
+  return target;
 }
 
 /** The two fast lanes for one js-bson copy (they call the same writers as the walk). */
@@ -179,7 +187,7 @@ function createLanes(bson, layout, types) {
   const tagByChain = layout.tagReadByChain;
 
   /**
-   * Document lane: numbers and strings under plain cached keys, from `key` /
+   * Document lane: numbers and strings under keys that need no check, from `key` /
    * `value` (read at position idx - 1). Returns the next position; walker.hand
    * says why it stopped (HAND_NONE: room needed or end of the keys) and
    * walker.key / walker.value hold the element it hands to the generic path.
@@ -193,14 +201,14 @@ function createLanes(bson, layout, types) {
         break;
       }
       const entry = keyEntry(key, memoSlot(depth, idx));
-      const kb = entry & K_REF;
-      if ((entry & K_FLAGS) !== 0 || kb === 0) {
-        // a key to check or to send inline: the generic path (toBSON is known to be absent)
+      if ((entry & K_FLAGS) !== 0) {
+        // a key to check: the generic path (toBSON is known to be absent)
         hand = HAND_NO_TOBSON;
         break;
       }
-      if (typeof value === 'number') writeNumber(t, kb, key, value);
-      else writeString(t, kb, key, value);
+      const w = (entry & K_REF) === 0 ? KEY_INLINE : entry & K_REF;
+      if (typeof value === 'number') writeNumber(t, w, key, value);
+      else writeString(t, w, key, value);
       if (!t.hasRoom() || idx >= keys.length) break;
       key = keys[idx++];
       value = target[key];
@@ -231,15 +239,15 @@ function createLanes(bson, layout, types) {
         hand = HAND_TOBSON;
         break;
       }
-      if (typeof value === 'number') writeNumber(t, -1, i, value);
-      else if (typeof value === 'string') writeString(t, -1, i, value);
+      if (typeof value === 'number') writeNumber(t, KEY_INDEX, i, value);
+      else if (typeof value === 'string') writeString(t, KEY_INDEX, i, value);
       else if (value._bsontype == null) {
         if (!(value instanceof Date)) {
           walker.pre = PRE_NOT_INSTANCEOF_DATE;
           hand = HAND_PRE;
           break;
         }
-        writeDate(t, -1, i, value);
+        writeDate(t, KEY_INDEX, i, value);
       } else {
         // (types.js tagOf's reads, made here: a helper shared with the generic
         // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
@@ -249,8 +257,8 @@ function createLanes(bson, layout, types) {
           if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
           tag = value[bsonType];
         }
-        if (tag === 'ObjectId') writeObjectId(t, -1, i, value);
-        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, -1, i, value);
+        if (tag === 'ObjectId') writeObjectId(t, KEY_INDEX, i, value);
+        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, KEY_INDEX, i, value);
         else {
           walker.pre = PRE_TAG;
           walker.preTag = tag;
@@ -396,23 +404,23 @@ function createWalk(bson, layout) {
         value = value.toBSON();
       }
 
-      // The key word (types.js): > 0 cached key bits, 0 inline, -1 array index written by Rust,
-      // -2 a non-string Map key.
+      // The key word (types.js): > 0 cached key bits, or KEY_INDEX / KEY_INLINE / KEY_NOT_STRING.
       let w;
       if (isArr) {
-        w = rustArr ? -1 : 0;
+        w = rustArr ? KEY_INDEX : KEY_INLINE;
       } else if (typeof key === 'string') {
         const entry = keyEntry(key, memoSlot(depth, idx));
         if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
         w = entry & K_REF;
+        if (w === 0) w = KEY_INLINE;
       } else {
         // js-bson writes a key object such as a String of ≤ 25 ASCII units
         // (its latin fast path) and throws for any other non-string key.
         const latin = basicLatinKey(key);
-        if (latin === null) w = -2;
+        if (latin === null) w = KEY_NOT_STRING;
         else {
           key = latin;
-          w = 0;
+          w = KEY_INLINE;
         }
       }
 

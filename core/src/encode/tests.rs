@@ -94,6 +94,34 @@ fn strings_keys_and_numbers() {
 }
 
 #[test]
+fn keys_on_the_bytes_tape() {
+  let mut e = Encoder::new();
+  let kb = |n: u32| (KEY_BYTES as u32 | n) << 8;
+  // {day.7: int32 1, "": "ab" (string bytes after the key's), u1: 2.5}
+  let ops = [op::INT32 | kb(5), op::STRING_BYTES | kb(0), op::DOUBLE | kb(2), op::END];
+  let mut nums = Vec::new();
+  nums.extend_from_slice(&1i32.to_le_bytes());
+  nums.extend_from_slice(&[0; 4]);
+  nums.extend_from_slice(&2i32.to_le_bytes());
+  nums.extend_from_slice(&[0; 4]);
+  nums.extend(f64s(&[2.5]));
+  let bytes = b"day.7abu1";
+  let expect: Vec<u8> = [
+    &[37, 0, 0, 0][..],
+    &[0x10, b'd', b'a', b'y', b'.', b'7', 0, 1, 0, 0, 0],
+    &[2, 0, 3, 0, 0, 0, b'a', b'b', 0],
+    &[1, b'u', b'1', 0],
+    &2.5f64.to_le_bytes(),
+    &[0],
+  ]
+  .concat();
+  assert_eq!(run_all(&mut e, &ops, &nums, bytes, &[], 8).unwrap(), expect);
+  // a NUL in the key, or a key past the end of the bytes tape: an error, not a bad document
+  assert!(run_all(&mut e, &[op::NULL | kb(2), op::END], &[], b"a\0", &[], 8).is_err());
+  assert!(run_all(&mut e, &[op::NULL | kb(9), op::END], &[], b"abc", &[], 8).is_err());
+}
+
+#[test]
 fn arrays_skip_and_nested() {
   let mut e = Encoder::new();
   // {x: [true, <skip>, null, {}]}

@@ -85,6 +85,19 @@ pub(super) fn string_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut u
   Ok(())
 }
 
+/// A key sent on the bytes tape (ASCII without NUL, checked again here): bytes, NUL.
+#[inline(always)]
+pub(super) fn key_bytes(out: &mut Out, bytes: &[u8], bi: &mut usize, n: usize) -> Result<(), String> {
+  let src = bytes.get(*bi..bi.saturating_add(n)).ok_or_else(|| bad("key bytes past the end"))?;
+  if src.contains(&0) {
+    return Err(bad("key bytes with a NUL"));
+  }
+  *bi += n;
+  out.put_slice(src);
+  out.byte(0);
+  Ok(())
+}
+
 /// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes, NUL.
 #[inline(always)]
 pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize) -> Result<(), String> {

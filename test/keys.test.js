@@ -1,0 +1,72 @@
+'use strict';
+// The serializer's key cache (lib/serialize/keys.js) under keys that are new
+// on every call: the window turns cold, keys go inline (on the bytes tape, or
+// as string args), and the bytes and errors stay js-bson's. Its own file: the
+// cache is per process, and this test needs it to start empty.
+const test = require('node:test');
+const assert = require('node:assert');
+const { js, rs } = require('./support/oracle');
+const { keyCacheState } = require('../lib/serialize/keys');
+
+function hex(b) {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+function outcome(fn) {
+  try {
+    return { bytes: hex(fn()) };
+  } catch (e) {
+    return { error: e.constructor.name, message: e.message };
+  }
+}
+
+function same(doc, options) {
+  const want = outcome(() => js.serialize(doc, options));
+  const got = outcome(() => rs.serialize(doc, options));
+  assert.deepStrictEqual(got, want);
+}
+
+// A document of the buckets / $set / user-id kind: fixed keys around ever-new ones.
+function dynamic(i) {
+  const m = {};
+  for (let k = 0; k < 12; k++) m[`2024-01-${i}T${k}`] = k & 1 ? k * 1.5 : `v${k}`;
+  return {
+    _id: i,
+    sensor: 'cpu',
+    m,
+    $set: { [`day.${i}`]: i, [`é${i}`]: 'ü', [`${'long'.repeat(20)}${i}`]: i, [`k${i}`]: { [`n${i}`]: [i, `s${i}`] } },
+    [`u${i}`]: new Map([[`map${i}`, i]])
+  };
+}
+
+test('ever-new keys: the window turns cold, and bytes stay js-bson\'s across it', () => {
+  assert.strictEqual(keyCacheState('sensor').cold, false);
+  for (let i = 0; i < 12000; i++) same(dynamic(i));
+  const state = keyCacheState('2024-01-11999T3');
+  assert.strictEqual(state.cold, true, 'cold after thousands of new keys per document');
+  assert.strictEqual(state.defined, false, 'a key seen once is not defined in a cold window');
+  // fixed keys were defined while the window was warm
+  assert.strictEqual(keyCacheState('sensor').defined, true);
+});
+
+test('cold window: a key that recurs at its slot is defined; the bytes are the same before and after', () => {
+  assert.strictEqual(keyCacheState('x').cold, true);
+  const doc = () => ({ recurring_key: 1, [`fresh${Math.random()}`]: 2 });
+  assert.strictEqual(keyCacheState('recurring_key').defined, false);
+  for (let i = 0; i < 3; i++) same(doc());
+  assert.strictEqual(keyCacheState('recurring_key').defined, true);
+  same(doc());
+});
+
+test('cold window: key errors and checkKeys are js-bson\'s, inline keys included', () => {
+  assert.strictEqual(keyCacheState('x').cold, true);
+  for (let i = 0; i < 50; i++) {
+    same({ a: 1, [`nul\u0000${i}`]: 1 });
+    same({ [`dot.${i}`]: 1 }, { checkKeys: true });
+    same({ [`$dollar${i}`]: 1 }, { checkKeys: true });
+    same({ [`$dollar${i}`]: 1, [`dot.${i}`]: { [`x.${i}`]: 1 } }, { checkKeys: false });
+    same({ [`k${i}`]: 1, [`${'x'.repeat(64)}${i}`]: 'ok', [`${'y'.repeat(63)}${i}`]: 'ok' });
+    same(new Map([[`m${i}`, 1], [new String(`s${i}`), 2]]));
+    same(new Map([[i, 1]]));
+  }
+});
