@@ -9,7 +9,7 @@ const loader = require('./loader');
 if (!loader.loaded) throw new Error(`bson-rs: no native codec: ${loader.reason}`);
 const { addon } = loader;
 
-const SLOT = { decOps: 0, decNums: 1, encOps: 2, encNums: 3, encBytes: 4, encOut: 5 };
+const SLOT = { decOps: 0, decNums: 1, encOps: 2, encNums: 3, encBytes: 4, encOut: 5, encCtl: 6 };
 // Large enough that V8 keeps the backing store off-heap, so its address is stable.
 const MIN_SCRATCH = 64 * 1024;
 const buffers = [];

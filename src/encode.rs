@@ -178,7 +178,7 @@ fn read_args_into_state(env: sys::napi_env, info: sys::napi_callback_info) -> Re
 pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let state = read_args_into_state(env, info)?;
-    let result = run_encode(env, state);
+    let result = encode_with_args(env, state);
     if state.enc_args.capacity() > 65_536 {
       state.enc_args = Vec::new();
     }
@@ -186,7 +186,7 @@ pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_inf
   })
 }
 
-fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
+fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
   let EnvState { scratch, encoder, enc_args, .. } = state;
   let (Some(&first), Some(&ops_len), Some(&offset)) = (enc_args.first(), enc_args.get(1), enc_args.get(2)) else {
     return Err("bson-rs: encode needs (first, opsLen, outOffset, ...args)".to_string());
@@ -200,28 +200,11 @@ fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_valu
   check_msg(unsafe { sys::napi_get_value_uint32(env, ops_len, &mut ops_len_v) }, "encode: opsLen must be a number")?;
   // SAFETY: as above.
   check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
-  let [_, _, ops, nums, bytes, out] = scratch;
-  let step = (|| {
-    let ops = ops.bytes();
-    let n = (ops_len_v as usize).checked_mul(4).ok_or("bson-rs: opsLen too large")?;
-    let ops_bytes = ops.get(..n).ok_or("bson-rs: opsLen past encOps")?;
-    // SAFETY: u32 has no invalid bit patterns; align_to only reinterprets the aligned middle part.
-    let (pre, words, post) = unsafe { ops_bytes.align_to::<u32>() };
-    if !pre.is_empty() || !post.is_empty() {
-      return Err("bson-rs: encOps is not 4-byte aligned".to_string());
-    }
-    if first_v != 0 {
-      encoder.begin();
-    }
-    let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]) };
-    let out = out.bytes();
-    let out = out.get_mut(offset_v as usize..).unwrap_or(&mut []);
-    encoder.run(words, nums.bytes(), bytes.bytes(), out, &mut source)
-  })();
-  Ok(match step {
-    Ok(Step::Done(n)) => number(env, n as f64),
-    Ok(Step::NeedMore) => number(env, -1.0),
-    Ok(Step::TooSmall(n)) => number(env, -(n as f64) - 2.0),
+  let [_, _, ops, nums, bytes, out, _] = scratch;
+  let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
+  let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]) };
+  Ok(match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source) {
+    Ok(step) => number(env, step_code(step)),
     Err(message) => {
       encoder.reset();
       string(env, &message)
@@ -229,3 +212,74 @@ fn run_encode(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_valu
   })
 }
 
+/// `encodeTape()`: `encode` for a tape without string or byte args. Its
+/// parameters and result are in encCtl (f64 [first, opsLen, outOffset,
+/// result]) instead of napi numbers, which cost more than a small document's
+/// whole write. Returns undefined (a null napi_value: no napi call) or an error string.
+pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+  guard(env, || {
+    let args = Args::<0>::read(env, info)?;
+    let EnvState { scratch, encoder, .. } = EnvState::of(&args);
+    let [_, _, ops, nums, bytes, out, ctl] = scratch;
+    let ctl = ctl.bytes();
+    let param = |i: usize| -> Result<u32, String> {
+      let b = ctl.get(i * 8..i * 8 + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or("bson-rs: encCtl too small")?;
+      let v = f64::from_ne_bytes(b);
+      if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 { Ok(v as u32) } else { Err("bson-rs: bad encCtl parameter".to_string()) }
+    };
+    let call = Call { first: param(0)?, ops_len: param(1)?, offset: param(2)? };
+    let mut no_args = NapiArgs { env, values: &[] };
+    match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut no_args) {
+      Ok(step) => {
+        let slot = ctl.get_mut(24..32).ok_or("bson-rs: encCtl too small")?;
+        slot.copy_from_slice(&step_code(step).to_ne_bytes());
+        Ok(std::ptr::null_mut())
+      }
+      Err(message) => {
+        encoder.reset();
+        Ok(string(env, &message))
+      }
+    }
+  })
+}
+
+/// One native write's parameters: start a new document (`first` ≠ 0), the
+/// tape length in op words, where in encOut the document goes.
+struct Call {
+  first: u32,
+  ops_len: u32,
+  offset: u32,
+}
+
+/// The result as JS sees it: n ≥ 0 done (n bytes), -1 needs the next chunk
+/// of args, -(n + 2) the output is too small (n bytes needed).
+fn step_code(step: Step) -> f64 {
+  match step {
+    Step::Done(n) => n as f64,
+    Step::NeedMore => -1.0,
+    Step::TooSmall(n) => -(n as f64) - 2.0,
+  }
+}
+
+fn run_tape(
+  encoder: &mut bson_rs_core::encode::Encoder,
+  call: &Call,
+  ops: &[u8],
+  nums: &[u8],
+  bytes: &[u8],
+  out: &mut [u8],
+  args: &mut NapiArgs,
+) -> Result<Step, String> {
+  let n = (call.ops_len as usize).checked_mul(4).ok_or("bson-rs: opsLen too large")?;
+  let ops_bytes = ops.get(..n).ok_or("bson-rs: opsLen past encOps")?;
+  // SAFETY: u32 has no invalid bit patterns; align_to only reinterprets the aligned middle part.
+  let (pre, words, post) = unsafe { ops_bytes.align_to::<u32>() };
+  if !pre.is_empty() || !post.is_empty() {
+    return Err("bson-rs: encOps is not 4-byte aligned".to_string());
+  }
+  if call.first != 0 {
+    encoder.begin();
+  }
+  let out = out.get_mut(call.offset as usize..).unwrap_or(&mut []);
+  encoder.run(words, nums, bytes, out, args)
+}

@@ -7,10 +7,10 @@ use napi::sys;
 
 use crate::napi_util::{check_msg, Args};
 
-pub const SCRATCH_SLOTS: usize = 6;
+pub const SCRATCH_SLOTS: usize = 7;
 pub const DEC_OPS: usize = 0;
 pub const DEC_NUMS: usize = 1;
-// Slots 2..=5 (encOps, encNums, encBytes, encOut) are taken apart by position in src/encode.rs.
+// Slots 2..=6 (encOps, encNums, encBytes, encOut, encCtl) are taken apart by position in src/encode.rs.
 
 /// A JS-owned ArrayBuffer that native code reads or writes during a call.
 pub struct Scratch {

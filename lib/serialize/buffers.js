@@ -14,6 +14,9 @@ const registered = [];
 for (const slot of [SLOT.encOps, SLOT.encNums, SLOT.encBytes, SLOT.encOut]) {
   registered[slot] = ensureScratch(slot, 0);
 }
+// encodeTape's parameters and result (f64 [first, opsLen, outOffset, result]).
+const encCtl = new Float64Array(ensureScratch(SLOT.encCtl, 0));
+
 function register(slot, buffer) {
   if (registered[slot] !== buffer) {
     addon.setScratch(slot, buffer);
@@ -230,8 +233,14 @@ function runNative(tape, BSONError, fresh) {
     let r;
     if (argc <= ARG0 + 2) {
       // direct calls for the common few-argument cases
-      if (argc === ARG0) r = addon.encode(1, opsLen, offset);
-      else if (argc === ARG0 + 1) r = addon.encode(1, opsLen, offset, args[ARG0]);
+      if (argc === ARG0) {
+        // no args: the parameters and the result go through encCtl (no napi number conversions)
+        encCtl[0] = 1;
+        encCtl[1] = opsLen;
+        encCtl[2] = offset;
+        const error = addon.encodeTape();
+        r = error === undefined ? encCtl[3] : error;
+      } else if (argc === ARG0 + 1) r = addon.encode(1, opsLen, offset, args[ARG0]);
       else r = addon.encode(1, opsLen, offset, args[ARG0], args[ARG0 + 1]);
     } else if (argc <= CHUNK + ARG0) {
       args[0] = 1;
