@@ -29,6 +29,17 @@ function isSupportedVersion(version) {
   return (major === 6 && minor >= 10) || major === 7;
 }
 
+/**
+ * The bson releases the test suite runs as oracles (package.json's bson
+ * devDependency aliases, test/versions.test.js): their codecs are checked
+ * against bson-rs's at test time, far beyond the self-check's one document.
+ * createCodec self-checks every other version. (Skipping it here matters: it
+ * sends every BSON type through the serializer at load time, which leaves
+ * the serializer's inline caches megamorphic before the application's first
+ * document; js-bson pays nothing of the kind.)
+ */
+const TESTED_BSON = Object.freeze(['6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0', '7.3.0', '7.3.1', '7.3.2', '7.3.3', '7.3.4']);
+
 function checkVersion(version) {
   if (!isSupportedVersion(version)) {
     throw new Error(
@@ -68,7 +79,7 @@ function createCodec(bson) {
       calculateObjectSize,
       setInternalBufferSize
     });
-    selfCheck(bson, codec, `bson ${version}`);
+    if (!TESTED_BSON.includes(version)) selfCheck(bson, codec, `bson ${version}`);
     codecs.set(bson, codec);
   }
   return codec;
@@ -87,4 +98,4 @@ function bsonNamespace(bson, codec) {
   return Object.freeze(namespace);
 }
 
-module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON, CODEC_NAMES };
+module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON, TESTED_BSON, CODEC_NAMES };

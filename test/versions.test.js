@@ -11,7 +11,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { layoutOf } = require('../lib/layout');
-const { createCodec } = require('../lib/codec');
+const { createCodec, TESTED_BSON } = require('../lib/codec');
 const driver = require('../lib/driver');
 const { copyWithUnknownObjectIdLayout } = require('./support/unknown-layout');
 
@@ -62,6 +62,21 @@ function suiteEnv(alias) {
 }
 
 const hex = u8 => Buffer.from(u8).toString('hex');
+
+describe('the tested versions', () => {
+  it('TESTED_BSON (no self-check at load) is exactly the copies this file runs as oracles and package.json installs', () => {
+    const pkg = require('../package.json');
+    const aliases = Object.entries(pkg.devDependencies)
+      .filter(([, spec]) => spec.startsWith('npm:bson@'))
+      .map(([alias, spec]) => [alias, spec.slice('npm:bson@'.length)]);
+    assert.deepStrictEqual(Object.fromEntries(aliases), COPIES);
+    assert.deepStrictEqual([...TESTED_BSON].sort(), Object.values(COPIES).sort());
+    for (const [alias, version] of Object.entries(COPIES)) {
+      const installed = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', alias, 'package.json'), 'utf8'));
+      assert.strictEqual(installed.version, version, alias);
+    }
+  });
+});
 
 describe('the layout probe', () => {
   for (const [alias, version] of Object.entries(COPIES)) {
