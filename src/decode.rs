@@ -222,12 +222,16 @@ pub unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_inf
     let outcome = decoder.cache.decode(&req, ops, nums);
     match outcome {
       Outcome::Done(n) => {
-        deliver(env, *sink, decoder, input, false)?;
+        // A few short ASCII strings: JS reads them from the input (their spans after the tape).
+        let js_spans = decoder.cache.write_js_spans(ops, n);
+        if js_spans == 0 {
+          deliver(env, *sink, decoder, input, false)?;
+        }
         decoder.cache.commit();
         // The tape lengths are in decOps[0..2]: success is `undefined` (a null
-        // napi_value returned without a pending exception: no napi call).
-        let _ = n;
-        Ok(std::ptr::null_mut())
+        // napi_value returned without a pending exception: no napi call), or
+        // the number of strings JS reads itself.
+        if js_spans == 0 { Ok(std::ptr::null_mut()) } else { number(env, js_spans as f64) }
       }
       Outcome::NeedSpace { .. } => number(env, -1.0),
       Outcome::Error(DecodeError::Bson(m)) => {

@@ -88,6 +88,10 @@ pub mod flag {
 
 /// `Span::kind` of a key-table string (`start` is the key id).
 pub const SPAN_KEY: u8 = 3;
+/// At most this many strings of one decode are read by JS from the input (`write_js_spans`).
+pub const JS_SPANS_MAX: usize = 4;
+/// ... each at most this many bytes.
+pub const JS_SPAN_MAX_LEN: u32 = 64;
 
 /// A string for JS: `input[start..end]` decoded per `kind` (utf8::ASCII,
 /// UTF8 or LOSSY), or key `start` of the key table when `kind == SPAN_KEY`.
@@ -250,6 +254,29 @@ impl DecodeCache {
 
   pub fn span_count(&self) -> usize {
     self.def_spans.len() + self.body_spans.len()
+  }
+
+  /// When the last decode's strings are few, short ASCII runs of the input,
+  /// JS reads them from the input itself (latin1Slice, ~60 ns each), which is
+  /// cheaper than the binding's call into JS with them (~300 ns a call):
+  /// writes them as (start, end) pairs into `ops` at `used` (past the tape)
+  /// and returns how many; 0 when they go the usual way.
+  pub fn write_js_spans(&self, ops: &mut [u32], used: usize) -> usize {
+    let n = self.span_count();
+    if n == 0 || n > JS_SPANS_MAX {
+      return 0;
+    }
+    let Some(dst) = used.checked_add(2 * n).and_then(|end| ops.get_mut(used..end)) else {
+      return 0;
+    };
+    for (pair, span) in dst.chunks_exact_mut(2).zip(self.spans()) {
+      if span.kind != utf8::ASCII || span.end.saturating_sub(span.start) > JS_SPAN_MAX_LEN {
+        return 0;
+      }
+      pair[0] = span.start;
+      pair[1] = span.end;
+    }
+    n
   }
 
   pub fn key_bytes(&self, id: u32) -> &[u8] {

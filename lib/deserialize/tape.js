@@ -2,7 +2,11 @@
 // The decode tape's memory: the two scratch buffers the Rust reader writes
 // (ops words, 8-byte number slots) and the string sink it calls. Shared by
 // every js-bson copy's deserializer (one addon state per environment).
+const { Buffer } = require('node:buffer');
 const { addon, SLOT, ensureScratch, shrinkScratch } = require('../native');
+
+// (Buffer's own latin1 decoder, also for a plain Uint8Array input)
+const latin1Slice = Buffer.prototype.latin1Slice;
 
 const MIN_OPS_BYTES = 64 * 1024;
 const MIN_NUMS_BYTES = 64 * 1024;
@@ -76,12 +80,28 @@ function decodeToTape(buffer, index, flags, rawNames, utf8Names) {
     tape.ops[0] = flags;
     tape.f64[0] = index;
     const r = rawNames === null && utf8Names === null ? nativeDecode(buffer) : nativeDecode(buffer, rawNames, utf8Names);
-    if (r !== -1) return r;
+    if (r !== -1) {
+      if (typeof r === 'number') readSpans(buffer, r);
+      return typeof r === 'string' ? r : undefined;
+    }
     const needOps = tape.ops[0];
     const needNums = tape.ops[1];
     if (needOps * 4 > tape.opsBytes) refreshOps(needOps * 4);
     if (needNums * 8 > tape.numsBytes) refreshNums(needNums * 8);
   }
+}
+
+/**
+ * The decode's `n` strings when the reader left them to JS: short ASCII runs
+ * of the input, as (start, end) pairs after the tape (core decode.rs,
+ * write_js_spans). Cheaper than the native call into `sink` for a few strings.
+ */
+function readSpans(buffer, n) {
+  const ops = tape.ops;
+  const strings = tape.strings;
+  let at = 2 + ops[0] + ops[1];
+  for (let k = 0; k < n; k++, at += 2) strings[k] = latin1Slice.call(buffer, ops[at], ops[at + 1]);
+  tape.stringCount = n;
 }
 
 /** After a decode: drops the strings of a big one, shrinks scratch grown for a huge one. */

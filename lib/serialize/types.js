@@ -105,27 +105,35 @@ function writeNumber(t, w, key, value) {
  */
 function writeString(t, w, key, value) {
   const n = value.length;
-  if (n <= SHORT_STRING_BYTES) {
-    const at = t.opi;
-    putOp(t, STRING_BYTES, w, key); // (first: an inline key's bytes go before the string's)
-    const u8 = t.u8;
-    const bi = t.bi;
-    let j = 0;
-    for (; j < n; j++) {
-      const c = value.charCodeAt(j);
-      if (c > 127) break;
-      u8[bi + j] = c;
-    }
-    if (j === n) {
-      t.i32[t.ni * 2] = n;
-      t.ni++;
-      t.bi = bi + n;
-      return;
-    }
+  const at = t.opi;
+  // (first: an inline key's bytes go before the string's)
+  putOp(t, n > SHORT_STRING_BYTES ? STRING : STRING_BYTES, w, key);
+  if (n > SHORT_STRING_BYTES) {
+    putStringArg(t, value);
+    return;
+  }
+  const u8 = t.u8;
+  const bi = t.bi;
+  let j = 0;
+  for (; j < n; j++) {
+    const c = value.charCodeAt(j);
+    if (c > 127) break;
+    u8[bi + j] = c;
+  }
+  if (j === n) {
+    t.i32[t.ni * 2] = n;
+    t.ni++;
+    t.bi = bi + n;
+  } else {
     t.ops[at] = (t.ops[at] & ~0xff) | STRING; // not ASCII after all: a string arg
-  } else putOp(t, STRING, w, key);
+    putStringArg(t, value);
+  }
+}
+
+/** A string value sent as an arg (Rust writes it as UTF-8). */
+function putStringArg(t, value) {
   t.args[t.ai++] = value;
-  t.ext += n;
+  t.ext += value.length;
 }
 
 /** A bigint: int64. (A Long object is writeLong.) */
@@ -203,19 +211,24 @@ function createTypes(bson, layout) {
 
   function writeObjectId(t, w, key, value) {
     const serializeInto = value.serializeInto; // read once, as js-bson's call does
-    if (serializeInto === oidSerializeInto) {
-      // js-bson's own ObjectId#serializeInto writes i0..i3 as 3 bytes each: send the ints
-      putOp(t, OID_INTS, w, key);
-      const k = t.ni * 2;
-      const i32 = t.i32;
-      // js-bson's serializeInto reads each field three times (one per byte)
-      i32[k] = oidInt(value.i0, value.i0, value.i0);
-      i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
-      i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
-      i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
-      t.ni += 2;
+    if (serializeInto !== oidSerializeInto) {
+      writeObjectIdByCall(t, w, key, value, serializeInto);
       return;
     }
+    // js-bson's own ObjectId#serializeInto writes i0..i3 as 3 bytes each: send the ints
+    putOp(t, OID_INTS, w, key);
+    const k = t.ni * 2;
+    const i32 = t.i32;
+    // js-bson's serializeInto reads each field three times (one per byte)
+    i32[k] = oidInt(value.i0, value.i0, value.i0);
+    i32[k + 1] = oidInt(value.i1, value.i1, value.i1);
+    i32[k + 2] = oidInt(value.i2, value.i2, value.i2);
+    i32[k + 3] = oidInt(value.i3, value.i3, value.i3);
+    t.ni += 2;
+  }
+
+  /** An ObjectId whose serializeInto is not js-bson's own (or a copy without i0..i3): it writes the 12 bytes. */
+  function writeObjectIdByCall(t, w, key, value, serializeInto) {
     putOp(t, OID, w, key);
     // js-bson calls value.serializeInto(buffer, index): the same TypeError when it is not a function
     if (typeof serializeInto !== 'function') throw new TypeError('value.serializeInto is not a function');

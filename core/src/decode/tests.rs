@@ -611,3 +611,32 @@ fn recursive_mode_checks_the_code_w_scope_total_size_after_the_scope() {
   assert_eq!(err_with(&bytes2, DEFAULT), "code_w_scope total size is too long, clips outer document");
   assert_eq!(err_with(&bytes2, recursive), "corrupt object bson");
 }
+
+#[test]
+fn few_short_ascii_strings_are_left_to_js() {
+  let mut cache = DecodeCache::new();
+  // (value strings longer than VCACHE_MAX_LEN: never served from the value cache)
+  let xs = "x".repeat(VCACHE_MAX_LEN + 1);
+  let zs = "z".repeat(VCACHE_MAX_LEN + 2);
+  // first decode: the keys are definitions (key-table strings), so nothing is left to JS
+  let input = doc(&[(0x02, "a", string(&xs)), (0x02, "b", string(&zs))]);
+  let (out, mut ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
+  let Outcome::Done(total) = out else { panic!() };
+  assert_eq!(cache.write_js_spans(&mut ops, total), 0);
+  // known keys now: two ASCII value strings, as (start, end) pairs after the tape
+  let (out, mut ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
+  let Outcome::Done(total) = out else { panic!() };
+  assert_eq!(cache.write_js_spans(&mut ops, total), 2);
+  let pairs: Vec<&[u8]> = ops[total..total + 4].chunks(2).map(|p| &input[p[0] as usize..p[1] as usize]).collect();
+  assert_eq!(pairs, [xs.as_bytes(), zs.as_bytes()]);
+  // no room after the tape: the usual way
+  assert_eq!(cache.write_js_spans(&mut ops[..total + 3], total), 0);
+  // a non-ASCII string, more than JS_SPANS_MAX strings, or a long one: the usual way
+  let long = "y".repeat(JS_SPAN_MAX_LEN as usize + 1);
+  let five: Vec<(u8, &str, Vec<u8>)> = (0..5).map(|_| (0x02, "a", string(&xs))).collect();
+  for input in [doc(&[(0x02, "a", string(&format!("é{xs}"))), (0x02, "b", string(&zs))]), doc(&five), doc(&[(0x02, "a", string(&long))])] {
+    let (out, mut ops, _) = run_with(&mut cache, &input, DEFAULT, 0);
+    let Outcome::Done(total) = out else { panic!() };
+    assert_eq!(cache.write_js_spans(&mut ops, total), 0);
+  }
+}
