@@ -286,6 +286,7 @@ impl DecodeCache {
   /// Decodes one document into `ops` / `nums`.
   pub fn decode(&mut self, req: &Request, ops: &mut [u32], nums: &mut [u64]) -> Outcome {
     self.decodes_since_reset = self.decodes_since_reset.saturating_add(1);
+    self.keys.count_document();
     // Never between a NeedSpace and its retry: new ids would change the tape size.
     let retrying = std::mem::take(&mut self.retrying);
     if (self.keys.is_full() || self.shapes.is_full()) && self.decodes_since_reset >= RESET_INTERVAL && !retrying {

@@ -28,9 +28,10 @@ pub struct Keys {
   total_bytes: usize,
   /// Direct-mapped cache in front of `map` (key bytes hash -> id; a miss only costs the map lookup).
   recent: Vec<u32>,
-  /// Lookups and misses (new keys) in the current window of `WINDOW` lookups.
+  /// Lookups, misses (new keys) and documents in the current window of `WINDOW` lookups.
   window_seen: u32,
   window_new: u32,
+  window_docs: u32,
   /// The last window was mostly new keys (dynamic keys): intern only one
   /// miss in `COLD_SAMPLE`, the others are sent inline (see `intern`).
   cold: bool,
@@ -57,7 +58,7 @@ fn recent_slot(b: &[u8]) -> usize {
 
 impl Keys {
   pub fn new() -> Self {
-    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT], window_seen: 0, window_new: 0, cold: false, cold_skip: 0 }
+    Keys { list: Vec::new(), map: HashMap::new(), total_bytes: 0, recent: vec![u32::MAX; RECENT], window_seen: 0, window_new: 0, window_docs: 0, cold: false, cold_skip: 0 }
   }
 
   #[inline]
@@ -74,11 +75,24 @@ impl Keys {
   pub fn count_lookup(&mut self) {
     self.window_seen += 1;
     if self.window_seen >= WINDOW {
-      // Cold when more than 2/3 of the window's lookups were new keys.
-      self.cold = self.window_new * 3 > self.window_seen * 2;
-      self.window_seen = 0;
-      self.window_new = 0;
+      self.end_window();
     }
+  }
+
+  /// Counts one decoded document for the window.
+  pub fn count_document(&mut self) {
+    self.window_docs = self.window_docs.saturating_add(1);
+  }
+
+  fn end_window(&mut self) {
+    // Cold when more than a quarter of the window's lookups were new keys and
+    // they came at more than one per two documents: ever-new keys, also when
+    // each document mixes them with fixed ones (`{ $set: { ['day.' + d]: v } }`).
+    // (A warming-up application, new keys at first but mostly hits, stays warm.)
+    self.cold = self.window_new * 4 > self.window_seen && self.window_new * 2 > self.window_docs;
+    self.window_seen = 0;
+    self.window_new = 0;
+    self.window_docs = 0;
   }
 
   /// The id of `bytes`, interning it if there is room; `None` past the bounds.
@@ -160,6 +174,27 @@ mod tests {
     }
     assert!(k.len() <= MAX_KEYS);
     assert!(k.total_bytes <= MAX_KEY_BYTES);
+  }
+
+  #[test]
+  fn cold_when_each_document_brings_a_new_key_among_fixed_ones() {
+    // `{ $set: { ['day.' + d]: v } }`: half the lookups hit, one new key per document
+    let mut k = Keys::new();
+    for i in 0..2 * WINDOW {
+      k.count_document();
+      k.intern(b"$set");
+      k.intern(format!("day.{i}").as_bytes());
+    }
+    assert!(k.cold);
+    // an application warming up: 200 keys, new at first, then hits (10 per document)
+    let mut k = Keys::new();
+    for d in 0..4 * WINDOW {
+      k.count_document();
+      for j in 0..10 {
+        k.intern(format!("field{}", (d * 10 + j) % 200).as_bytes());
+      }
+    }
+    assert!(!k.cold);
   }
 
   #[test]

@@ -382,17 +382,17 @@ fn deep_nesting_is_iterative() {
 #[test]
 fn caches_stay_bounded() {
   let mut c = DecodeCache::new();
-  // 16 new keys per document, each document decoded twice (so half the key
-  // lookups hit and the key table does not go cold): it fills within
-  // RESET_INTERVAL decodes.
-  for i in 0..4_500u32 {
-    let keys: Vec<String> = (0..16).map(|j| format!("key{i}_{j}")).collect();
+  // 32 new keys per document, each document decoded four times (so three
+  // quarters of the key lookups hit and the key table does not go cold): it
+  // fills within RESET_INTERVAL decodes.
+  for i in 0..2_200u32 {
+    let keys: Vec<String> = (0..32).map(|j| format!("key{i}_{j}")).collect();
     let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().map(|k| (0x0Au8, k.as_str(), vec![])).collect();
     let d = doc(&elems);
-    let (out, _, _) = run_with(&mut c, &d, DEFAULT, 0);
-    assert!(matches!(out, Outcome::Done(_)));
-    let (out, _, _) = run_with(&mut c, &d, DEFAULT, 0);
-    assert!(matches!(out, Outcome::Done(_)));
+    for _ in 0..4 {
+      let (out, _, _) = run_with(&mut c, &d, DEFAULT, 0);
+      assert!(matches!(out, Outcome::Done(_)));
+    }
     assert!(c.keys.len() <= crate::keys::MAX_KEYS);
     assert!(c.shapes.nodes.len() <= crate::shapes::MAX_NODES);
   }
