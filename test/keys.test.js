@@ -68,5 +68,22 @@ test('cold window: key errors and checkKeys are js-bson\'s, inline keys included
     same({ [`k${i}`]: 1, [`${'x'.repeat(64)}${i}`]: 'ok', [`${'y'.repeat(63)}${i}`]: 'ok' });
     same(new Map([[`m${i}`, 1], [new String(`s${i}`), 2]]));
     same(new Map([[i, 1]]));
+    // empty keys inline: no bytes to reserve (the tape must not grow for them)
+    same(new Map([['', i], [`e${i}`, { '': [i] }]]));
   }
+});
+
+test('cold window: empty keys inline, at every depth, leave the tape as it is', () => {
+  assert.strictEqual(keyCacheState('x').cold, true);
+  let doc = { v: 1 };
+  for (let d = 0; d < 20; d++) doc = { '': doc, [`k${d}_${Math.random()}`]: d };
+  same(doc);
+  // the writer itself: an inline empty key writes no bytes and must not grow the bytes tape
+  const { Tape } = require('../lib/serialize/buffers');
+  const { writeNull, KEY_INLINE } = require('../lib/serialize/types');
+  const t = new Tape(1);
+  const size = t.bytesSize;
+  for (let i = 0; i < 4; i++) writeNull(t, KEY_INLINE, '');
+  assert.strictEqual(t.bytesSize, size);
+  assert.strictEqual(t.bi, 0);
 });

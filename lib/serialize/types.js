@@ -50,7 +50,7 @@ function putInlineKey(t, op, w, key) {
   if (w === KEY_NOT_STRING) throw notAString(); // js-bson's TypeError for a non-string Map key
   const n = key.length;
   if (n <= KEY_BYTES_MAX) {
-    t.reserveBytes(n);
+    if (n !== 0) t.reserveBytes(n); // (reserveBytes(0) means "grow now")
     const u8 = t.u8;
     const bi = t.bi;
     let j = 0;
