@@ -224,6 +224,40 @@ function createLanes(bson, layout, types) {
   }
 
   /**
+   * An object element of the array lane: a Date, ObjectId, Long or Timestamp
+   * is written (true); anything else is handed over with what was read in
+   * walker.pre (false). Its own function, so that V8 inlines these writers
+   * here whatever else the lane has seen (measured: with them in the lane,
+   * the lane's last compilation in the bench left them as calls).
+   */
+  function arrayObject(walker, t, i, value) {
+    if (value._bsontype == null) {
+      if (!(value instanceof Date)) {
+        walker.pre = PRE_NOT_INSTANCEOF_DATE;
+        return false;
+      }
+      writeDate(t, KEY_INDEX, i, value);
+      return true;
+    }
+    // (types.js tagOf's reads, made here: a helper shared with the generic
+    // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
+    let tag;
+    if (tagByChain) tag = tagOf(value);
+    else {
+      if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
+      tag = value[bsonType];
+    }
+    if (tag === 'ObjectId') writeObjectId(t, KEY_INDEX, i, value);
+    else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, KEY_INDEX, i, value);
+    else {
+      walker.pre = PRE_TAG;
+      walker.preTag = tag;
+      return false;
+    }
+    return true;
+  }
+
+  /**
    * Array lane (arrays written by Rust): numbers, strings, Dates, ObjectIds
    * and Longs from `value` (= target[idx - 1]), with the generic path's reads
    * (length once per element, each element once, then its toBSON, _bsontype,
@@ -241,30 +275,9 @@ function createLanes(bson, layout, types) {
       }
       if (typeof value === 'number') writeNumber(t, KEY_INDEX, i, value);
       else if (typeof value === 'string') writeString(t, KEY_INDEX, i, value);
-      else if (value._bsontype == null) {
-        if (!(value instanceof Date)) {
-          walker.pre = PRE_NOT_INSTANCEOF_DATE;
-          hand = HAND_PRE;
-          break;
-        }
-        writeDate(t, KEY_INDEX, i, value);
-      } else {
-        // (types.js tagOf's reads, made here: a helper shared with the generic
-        // path sees every BSON class and its loads go megamorphic; measured 3x on objectid_1000)
-        let tag;
-        if (tagByChain) tag = tagOf(value);
-        else {
-          if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
-          tag = value[bsonType];
-        }
-        if (tag === 'ObjectId') writeObjectId(t, KEY_INDEX, i, value);
-        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, KEY_INDEX, i, value);
-        else {
-          walker.pre = PRE_TAG;
-          walker.preTag = tag;
-          hand = HAND_PRE;
-          break;
-        }
+      else if (!arrayObject(walker, t, i, value)) {
+        hand = HAND_PRE;
+        break;
       }
       if (!t.hasRoom()) break;
       if (idx >= target.length) {
