@@ -56,10 +56,15 @@ function countFresh() {
   }
 }
 
+/** Whether `key` may get an entry in the native key table (room left, not too long). */
+function definable(key) {
+  return nextKeyId < KEY_CACHE_MAX && key.length <= KEY_MAX_LENGTH;
+}
+
 /** Cache entry of a key not cached yet (defined in the native key table if there is room). */
 function newKey(key) {
   const flags = keyFlags(key);
-  if (nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return flags; // inline key
+  if (!definable(key)) return flags; // inline key
   const id = nextKeyId++;
   addon.defineKey(id, key);
   const entry = ((id + 1) << 8) | flags;
@@ -93,7 +98,7 @@ function keyEntry(key, m) {
   if (memoKeys[m] === key) {
     const entry = memoEntries[m];
     // (an inline entry that recurs at its slot: looked up, as it may be worth defining)
-    if ((entry & K_REF) !== 0 || !window.cold || nextKeyId >= KEY_CACHE_MAX || key.length > KEY_MAX_LENGTH) return entry;
+    if ((entry & K_REF) !== 0 || !window.cold || !definable(key)) return entry;
     return lookUp(key, m);
   }
   return window.cold ? coldMiss(key, m) : lookUp(key, m);

@@ -127,6 +127,12 @@ function basicLatinKey(key) {
   return out;
 }
 
+/** The writers' key word (types.js) of a string key's cache entry: its tape bits, or KEY_INLINE. */
+function keyWord(entry) {
+  const bits = entry & K_REF;
+  return bits === 0 ? KEY_INLINE : bits;
+}
+
 function keyError(entry, key, checkKeys, BSONError) {
   if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
   if (checkKeys) {
@@ -206,7 +212,7 @@ function createLanes(bson, layout, types) {
         hand = HAND_NO_TOBSON;
         break;
       }
-      const w = (entry & K_REF) === 0 ? KEY_INLINE : entry & K_REF;
+      const w = keyWord(entry);
       if (typeof value === 'number') writeNumber(t, w, key, value);
       else writeString(t, w, key, value);
       if (!t.hasRoom() || idx >= keys.length) break;
@@ -424,8 +430,7 @@ function createWalk(bson, layout) {
       } else if (typeof key === 'string') {
         const entry = keyEntry(key, memoSlot(depth, idx));
         if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
-        w = entry & K_REF;
-        if (w === 0) w = KEY_INLINE;
+        w = keyWord(entry);
       } else {
         // js-bson writes a key object such as a String of ≤ 25 ASCII units
         // (its latin fast path) and throws for any other non-string key.
