@@ -1,10 +1,19 @@
 'use strict';
 // calculateObjectSize, bound to one js-bson copy: a JS walk that mirrors
 // js-bson's parser/calculate_size.ts (no native call). `elementSize` is the
-// one place each BSON type is sized; the loops of internalCalculateObjectSize
-// take plain numbers and strings through numberSize / stringSize first.
+// one place each BSON type is sized (with the size rules below it, which
+// lib/shaped/size.js's compiled sizers call too); the loops take plain
+// numbers and strings through numberSize / stringSize first.
+//
+// Two drivers walk the same frames in the same order (js-bson's: a frame's
+// values in key order, then its child objects last-pushed first):
+//   - `walk`, js-bson's explicit stack, used without code generation, with
+//     serializeFunctions, and below MAX_FRAME_DEPTH nested frames;
+//   - `frame`, a recursion that hands each plain object to the sizer compiled
+//     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
 const { isMap, isDate, isRegExp, isAnyArrayBuffer } = require('./serialize/predicates');
+const { createShapes } = require('./shaped/size');
 
 // Name-length memo, by slot (a frame's base + position): documents of one
 // shape hit it with a pointer compare instead of Buffer.byteLength.
@@ -13,6 +22,13 @@ const memoNameBytes = new Int32Array(1024);
 
 // The circular-structure path is scanned while short, mirrored in a Set when deep.
 const SCAN_DEPTH = 64;
+// `frame` recursion depth after which a subtree goes to the explicit stack.
+const MAX_FRAME_DEPTH = 48;
+
+// Frame flags on the stacks: bit 0 ignoreUndefined, bit 1 exit marker (walk),
+// bits 2+ the 1-based position in the parent's compiled sizer (frame).
+const IGNORE_UNDEFINED = 1;
+const EXIT = 2;
 
 /** ByteUtils.utf8ByteLength: Buffer.byteLength (a V8 fast call; beats a JS loop and a native batch). */
 function byteLength(s) {
@@ -33,14 +49,33 @@ function nameLength(st, name, isArray) {
   return n;
 }
 
-/** A number element with a name of `nameBytes` bytes: int32 (not -0) or double (int64 for js-bson's calc). */
+// ---- size rules: one per BSON type, given the name's UTF-8 length ----
+
+/** A number element: int32 (not -0) or double (int64 for js-bson's calc). */
 function numberSize(nameBytes, value) {
   return (value | 0) === value && (value !== 0 || 1 / value > 0) ? nameBytes + 1 + (4 + 1) : nameBytes + 1 + (8 + 1);
 }
-
 /** A string element. */
 function stringSize(nameBytes, value) {
   return 1 + nameBytes + 1 + 4 + byteLength(value) + 1;
+}
+/** null, undefined (written as null), MinKey, MaxKey. */
+function nullSize(nameBytes) {
+  return nameBytes + 1 + 1;
+}
+function booleanSize(nameBytes) {
+  return nameBytes + 1 + (1 + 1);
+}
+function objectIdSize(nameBytes) {
+  return nameBytes + 1 + (12 + 1);
+}
+/** Date, Long (int64), Double, Timestamp, bigint. */
+function eightByteSize(nameBytes) {
+  return nameBytes + 1 + (8 + 1);
+}
+/** An embedded document or array: its type byte and name (its body is its own frame). */
+function embeddedSize(nameBytes) {
+  return nameBytes + 1 + 1;
 }
 
 function onCalcPath(st, value) {
@@ -48,6 +83,17 @@ function onCalcPath(st, value) {
   const entered = st.entered;
   for (let i = 0; i < entered.length; i++) if (entered[i] === value) return true;
   return false;
+}
+
+function enter(st, obj) {
+  st.entered.push(obj);
+  if (st.path !== null) st.path.add(obj);
+  else if (st.entered.length > SCAN_DEPTH) st.path = new Set(st.entered);
+}
+
+function exit(st, obj) {
+  st.entered.pop();
+  if (st.path !== null) st.path.delete(obj);
 }
 
 module.exports = function createSizer(bson, layout) {
@@ -65,82 +111,156 @@ module.exports = function createSizer(bson, layout) {
     return internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined);
   }
 
-  // js-bson's object stack of { object, ignoreUndefined, exit } frames is kept
-  // as pairs in one array: [object, flags] with flags 1 = ignoreUndefined,
-  // 2 = exit. Its `path` Set (objects entered and not yet exited) is a stack:
-  // `entered`, scanned linearly while short, mirrored in a Set when deep.
   function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
-    const stack = [object, (ignoreUndefined ?? false) ? 1 : 0];
-    const st = { entered: [], path: null, memo: -1, toBSONChecked: false };
-    let total = 0;
+    const st = { entered: [], path: null, memo: -1, toBSONChecked: false, depth: 0, stack: [], target: null };
+    const flags = (ignoreUndefined ?? false) ? IGNORE_UNDEFINED : 0;
+    if (shapes !== null && !serializeFunctions && shapes.framesNow()) return frame(st, object, flags, null);
+    return walk(st, object, flags, serializeFunctions);
+  }
 
-    while (stack.length > 0) {
-      const flags = stack.pop();
+  // What a frame holds, after js-bson's checks in js-bson's order
+  // (Array.isArray, Map, toBSON): the object to enumerate is st.target.
+  const ARRAY = 0;
+  const MAP = 1;
+  const OBJECT = 2;
+  function openFrame(st, obj) {
+    if (Array.isArray(obj)) {
+      st.target = obj;
+      return ARRAY;
+    }
+    if (obj instanceof Map || isMap(obj)) {
+      st.target = obj;
+      return MAP;
+    }
+    st.target = typeof obj?.toBSON === 'function' ? obj.toBSON() : obj;
+    return OBJECT;
+  }
+
+  // js-bson's object stack of { object, ignoreUndefined, exit } frames is kept
+  // as pairs in one array: [object, flags]. Its `path` Set (objects entered
+  // and not yet exited) is a stack: `entered`, scanned linearly while short,
+  // mirrored in a Set when deep.
+  function walk(st, object, flags, serializeFunctions) {
+    const stack = st.stack;
+    const base = stack.length;
+    stack.push(object, flags & IGNORE_UNDEFINED);
+    let total = 0;
+    while (stack.length > base) {
+      const f = stack.pop();
       const obj = stack.pop();
-      if (flags & 2) {
-        st.entered.pop();
-        if (st.path !== null) st.path.delete(obj);
+      if (f & EXIT) {
+        exit(st, obj);
         continue;
       }
-      const frameIgnoreUndefined = (flags & 1) === 1;
-      st.entered.push(obj);
-      if (st.path !== null) st.path.add(obj);
-      else if (st.entered.length > SCAN_DEPTH) st.path = new Set(st.entered);
-      stack.push(obj, flags | 2);
+      enter(st, obj);
+      stack.push(obj, f | EXIT);
+      total += 5 + fields(st, openFrame(st, obj), st.target, f & IGNORE_UNDEFINED, serializeFunctions, stack);
+    }
+    return total;
+  }
 
-      total += 5;
+  /** A frame's elements (children pushed on `stack`, unsized). */
+  function fields(st, kind, target, ignoreUndefined, serializeFunctions, stack) {
+    if (kind === ARRAY) return arrayFields(st, target, ignoreUndefined, serializeFunctions, stack);
+    if (kind === MAP) return mapFields(st, target, ignoreUndefined, serializeFunctions, stack);
+    return objectFields(st, target, Object.keys(target), ignoreUndefined, serializeFunctions, stack);
+  }
 
-      const isObjArray = Array.isArray(obj);
-      const isObjMap = !isObjArray && (obj instanceof Map || isMap(obj));
-      let target = obj;
-      if (!isObjArray && !isObjMap && typeof obj?.toBSON === 'function') {
-        target = obj.toBSON();
+  function arrayFields(st, array, ignoreUndefined, serializeFunctions, stack) {
+    let total = 0;
+    for (let i = 0; i < array.length; i++) {
+      const value = array[i];
+      const t = typeof value;
+      // numbers and strings first (same reads and result as elementSize)
+      if (t === 'number' || t === 'string') {
+        if (typeof value.toBSON !== 'function') {
+          // (numberSize hand-inlined here, its one copy: measured 1.27x on int32_1000 /
+          // double_1000, where TurboFan often left the call in this loop un-inlined)
+          const nb = nameLength(st, i, true);
+          total +=
+            t === 'number'
+              ? nb + ((value | 0) === value && (value !== 0 || 1 / value > 0) ? 1 + (4 + 1) : 1 + (8 + 1))
+              : stringSize(nb, value);
+          continue;
+        }
+        st.toBSONChecked = true;
       }
+      total += elementSize(st, i, value, serializeFunctions, true, ignoreUndefined, stack);
+    }
+    return total;
+  }
 
-      if (isObjArray) {
-        const array = target;
-        for (let i = 0; i < array.length; i++) {
-          const value = array[i];
-          const t = typeof value;
-          // numbers and strings first (same reads and result as elementSize)
-          if (t === 'number' || t === 'string') {
-            if (typeof value.toBSON !== 'function') {
-              // (numberSize hand-inlined here, its one copy: measured 1.27x on int32_1000 /
-              // double_1000, where TurboFan often left the call in this loop un-inlined)
-              const nb = nameLength(st, i, true);
-              total +=
-                t === 'number'
-                  ? nb + ((value | 0) === value && (value !== 0 || 1 / value > 0) ? 1 + (4 + 1) : 1 + (8 + 1))
-                  : stringSize(nb, value);
-              continue;
-            }
-            st.toBSONChecked = true;
-          }
-          total += elementSize(st, i, value, serializeFunctions, true, frameIgnoreUndefined, stack);
+  function mapFields(st, map, ignoreUndefined, serializeFunctions, stack) {
+    let total = 0;
+    st.memo = -1;
+    for (const [key, value] of map) {
+      total += elementSize(st, key, value, serializeFunctions, false, ignoreUndefined, stack);
+    }
+    return total;
+  }
+
+  function objectFields(st, target, keys, ignoreUndefined, serializeFunctions, stack) {
+    let total = 0;
+    const base = (stack.length << 4) & 1023;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      st.memo = (base + i) & 1023;
+      const value = target[key];
+      const t = typeof value;
+      if (t === 'number' || t === 'string') {
+        if (typeof value.toBSON !== 'function') {
+          total += t === 'number' ? numberSize(nameLength(st, key, false), value) : stringSize(nameLength(st, key, false), value);
+          continue;
         }
-      } else if (isObjMap) {
-        st.memo = -1;
-        for (const [key, value] of target) {
-          total += elementSize(st, key, value, serializeFunctions, false, frameIgnoreUndefined, stack);
-        }
-      } else {
-        const keys = Object.keys(target);
-        const base = (stack.length << 4) & 1023;
-        for (let i = 0; i < keys.length; i++) {
-          const key = keys[i];
-          st.memo = (base + i) & 1023;
-          const value = target[key];
-          const t = typeof value;
-          if (t === 'number' || t === 'string') {
-            if (typeof value.toBSON !== 'function') {
-              total += t === 'number' ? numberSize(nameLength(st, key, false), value) : stringSize(nameLength(st, key, false), value);
-              continue;
-            }
-            st.toBSONChecked = true;
-          }
-          total += elementSize(st, key, value, serializeFunctions, false, frameIgnoreUndefined, stack);
-        }
+        st.toBSONChecked = true;
       }
+      total += elementSize(st, key, value, serializeFunctions, false, ignoreUndefined, stack);
+    }
+    return total;
+  }
+
+  /**
+   * The recursive driver (default options): one frame, then its children,
+   * last-pushed first, each through `frame` again (or through the compiled
+   * frame of the shape its parent's sizer saw at that position). `parent` is
+   * the shape node whose compiled sizer pushed this object, if any (flags >> 2
+   * = the position).
+   */
+  function frame(st, obj, flags, parent) {
+    if (st.depth >= MAX_FRAME_DEPTH) return walk(st, obj, flags, false);
+    st.depth++;
+    enter(st, obj);
+    const kind = openFrame(st, obj);
+    return frameBody(st, obj, kind, st.target, kind === OBJECT ? Object.keys(st.target) : null, flags, parent);
+  }
+
+  /** The rest of `frame` once the object is entered and enumerated (also where a compiled frame whose keys differ goes on). */
+  function frameBody(st, obj, kind, target, keys, flags, parent) {
+    const stack = st.stack;
+    const base = stack.length;
+    const ignoreUndefined = flags & IGNORE_UNDEFINED;
+    let total = 5;
+    let node = null;
+    if (kind === OBJECT) node = shapes.lookUp(keys, parent, flags >>> 2);
+    else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
+    if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack);
+    else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);
+    else total += fields(st, kind, target, ignoreUndefined, false, stack);
+    total += drain(st, base, node);
+    exit(st, obj);
+    st.depth--;
+    return total;
+  }
+
+  /** Sizes the frames pushed above `base`, last first; `node` = the shape whose sizer pushed them. */
+  function drain(st, base, node) {
+    const stack = st.stack;
+    let total = 0;
+    while (stack.length > base) {
+      const f = stack.pop();
+      const child = stack.pop();
+      const slot = node === null || f < 4 ? undefined : node.slots[(f >>> 2) - 1];
+      total += slot !== undefined && slot.frame !== null ? slot.frame(st, child, f) : frame(st, child, f, node);
     }
     return total;
   }
@@ -161,12 +281,12 @@ module.exports = function createSizer(bson, layout) {
       case 'number':
         return numberSize(nameLength(st, name, isArray), value);
       case 'undefined':
-        if (isArray || !ignoreUndefined) return nameLength(st, name, isArray) + 1 + 1;
+        if (isArray || !ignoreUndefined) return nullSize(nameLength(st, name, isArray));
         return 0;
       case 'boolean':
-        return nameLength(st, name, isArray) + 1 + (1 + 1);
+        return booleanSize(nameLength(st, name, isArray));
       case 'object': {
-        if (value === null) return nameLength(st, name, isArray) + 1 + 1;
+        if (value === null) return nullSize(nameLength(st, name, isArray));
         // Fast path (a documented difference): `_bsontype` is read once and the
         // value dispatched on it, instead of js-bson's chain that reads it up to
         // 14 times and probes Date / ArrayBuffer before the BSON tags. Sizes and
@@ -174,72 +294,10 @@ module.exports = function createSizer(bson, layout) {
         const tag = value._bsontype;
         if (typeof tag === 'string') {
           if (value[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();
-          switch (tag) {
-            case 'ObjectId':
-              return nameLength(st, name, isArray) + 1 + (12 + 1);
-            case 'Long': // int64
-            case 'Double':
-            case 'Timestamp':
-              return nameLength(st, name, isArray) + 1 + (8 + 1);
-            case 'Decimal128':
-              return nameLength(st, name, isArray) + 1 + (16 + 1);
-            case 'Int32':
-              return nameLength(st, name, isArray) + 1 + (4 + 1);
-            case 'MinKey':
-            case 'MaxKey':
-              return nameLength(st, name, isArray) + 1 + 1;
-            case 'Binary':
-              if (value.sub_type === SUBTYPE_BYTE_ARRAY) {
-                return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1 + 4);
-              }
-              return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1);
-            case 'Code':
-              if (value.scope != null && typeof value.scope === 'object') {
-                if (onCalcPath(st, value.scope)) {
-                  throw new BSONError('Cannot convert circular structure to BSON');
-                }
-                objectStack.push(value.scope, ignoreUndefined ? 1 : 0);
-                return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
-              }
-              return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
-            case 'BSONSymbol':
-              return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
-            case 'DBRef': {
-              const orderedValues = Object.assign({ $ref: value.collection, $id: value.oid }, value.fields);
-              if (value.db != null) {
-                orderedValues['$db'] = value.db;
-              }
-              objectStack.push(orderedValues, 1);
-              return nameLength(st, name, isArray) + 1 + 1;
-            }
-            case 'BSONRegExp':
-              if (value instanceof RegExp || isRegExp(value)) break; // js-bson tests RegExp first
-              return nameLength(st, name, isArray) + 1 + 1 + byteLength(value.pattern) + 1 + byteLength(value.options) + 1;
-          }
+          const size = taggedSize(st, name, isArray, value, tag, ignoreUndefined, objectStack);
+          if (size >= 0) return size;
         }
-        if (value instanceof Date || isDate(value)) {
-          return nameLength(st, name, isArray) + 1 + (8 + 1);
-        } else if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || isAnyArrayBuffer(value)) {
-          return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
-        } else if (value instanceof RegExp || isRegExp(value)) {
-          return (
-            nameLength(st, name, isArray) +
-            1 +
-            1 +
-            byteLength(value.source) +
-            1 +
-            (value.global ? 1 : 0) +
-            (value.ignoreCase ? 1 : 0) +
-            (value.multiline ? 1 : 0) +
-            1
-          );
-        } else {
-          if (onCalcPath(st, value)) {
-            throw new BSONError('Cannot convert circular structure to BSON');
-          }
-          objectStack.push(value, ignoreUndefined ? 1 : 0);
-          return nameLength(st, name, isArray) + 1 + 1;
-        }
+        return untaggedSize(st, name, isArray, value, ignoreUndefined, objectStack);
       }
       case 'function':
         if (serializeFunctions) {
@@ -247,13 +305,123 @@ module.exports = function createSizer(bson, layout) {
         }
         return 0;
       case 'bigint': // int64
-        return nameLength(st, name, isArray) + 1 + (8 + 1);
+        return eightByteSize(nameLength(st, name, isArray));
       case 'symbol':
         return 0;
       default:
         throw new BSONError(`Unrecognized JS type: ${typeof value}`);
     }
   }
+
+  /** A value whose `_bsontype` is the string `tag` (version checked); -1: size it as an untagged object. */
+  function taggedSize(st, name, isArray, value, tag, ignoreUndefined, objectStack) {
+    switch (tag) {
+      case 'ObjectId':
+        return objectIdSize(nameLength(st, name, isArray));
+      case 'Long': // int64
+      case 'Double':
+      case 'Timestamp':
+        return eightByteSize(nameLength(st, name, isArray));
+      case 'Decimal128':
+        return nameLength(st, name, isArray) + 1 + (16 + 1);
+      case 'Int32':
+        return nameLength(st, name, isArray) + 1 + (4 + 1);
+      case 'MinKey':
+      case 'MaxKey':
+        return nullSize(nameLength(st, name, isArray));
+      case 'Binary':
+        if (value.sub_type === SUBTYPE_BYTE_ARRAY) {
+          return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1 + 4);
+        }
+        return nameLength(st, name, isArray) + 1 + (value.position + 1 + 4 + 1);
+      case 'Code':
+        if (value.scope != null && typeof value.scope === 'object') {
+          if (onCalcPath(st, value.scope)) {
+            throw new BSONError('Cannot convert circular structure to BSON');
+          }
+          objectStack.push(value.scope, ignoreUndefined ? IGNORE_UNDEFINED : 0);
+          return nameLength(st, name, isArray) + 1 + 1 + 4 + 4 + byteLength(value.code.toString()) + 1;
+        }
+        return nameLength(st, name, isArray) + 1 + 1 + 4 + byteLength(value.code.toString()) + 1;
+      case 'BSONSymbol':
+        return nameLength(st, name, isArray) + 1 + byteLength(value.value) + 4 + 1 + 1;
+      case 'DBRef': {
+        const orderedValues = Object.assign({ $ref: value.collection, $id: value.oid }, value.fields);
+        if (value.db != null) {
+          orderedValues['$db'] = value.db;
+        }
+        objectStack.push(orderedValues, IGNORE_UNDEFINED);
+        return embeddedSize(nameLength(st, name, isArray));
+      }
+      case 'BSONRegExp':
+        if (value instanceof RegExp || isRegExp(value)) return -1; // js-bson tests RegExp first
+        return nameLength(st, name, isArray) + 1 + 1 + byteLength(value.pattern) + 1 + byteLength(value.options) + 1;
+    }
+    return -1;
+  }
+
+  /** An object without a string `_bsontype`: Date, binary data, RegExp, or an embedded document (pushed). */
+  function untaggedSize(st, name, isArray, value, ignoreUndefined, objectStack) {
+    if (value instanceof Date || isDate(value)) {
+      return eightByteSize(nameLength(st, name, isArray));
+    } else if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || isAnyArrayBuffer(value)) {
+      return nameLength(st, name, isArray) + 1 + (1 + 4 + 1) + value.byteLength;
+    } else if (value instanceof RegExp || isRegExp(value)) {
+      return regExpSize(nameLength(st, name, isArray), value);
+    }
+    if (onCalcPath(st, value)) {
+      throw new BSONError('Cannot convert circular structure to BSON');
+    }
+    objectStack.push(value, ignoreUndefined ? IGNORE_UNDEFINED : 0);
+    return embeddedSize(nameLength(st, name, isArray));
+  }
+
+  function regExpSize(nameBytes, value) {
+    return (
+      nameBytes +
+      1 +
+      1 +
+      byteLength(value.source) +
+      1 +
+      (value.global ? 1 : 0) +
+      (value.ignoreCase ? 1 : 0) +
+      (value.multiline ? 1 : 0) +
+      1
+    );
+  }
+
+  const shapes = createShapes({
+    walk,
+    frame,
+    frameBody,
+    openFrame,
+    enter,
+    exit,
+    isMap,
+    MAX_FRAME_DEPTH,
+    OBJECT,
+    ARRAY,
+    MAP,
+    elementSize,
+    taggedSize,
+    untaggedSize,
+    regExpSize,
+    onCalcPath,
+    numberSize,
+    stringSize,
+    nullSize,
+    booleanSize,
+    objectIdSize,
+    eightByteSize,
+    embeddedSize,
+    isDate,
+    isRegExp,
+    isAnyArrayBuffer,
+    BSONError,
+    BSONVersionError,
+    VERSION_SYMBOL,
+    BSON_MAJOR_VERSION
+  });
 
   return calculateObjectSize;
 };

@@ -3,8 +3,8 @@
 // bson-rs against js-bson (the oracle) — same bytes, same sizes, same errors.
 const test = require('node:test');
 const assert = require('node:assert');
-const { isDeepStrictEqual } = require('node:util');
 const { js, rs } = require('./support/oracle');
+const { assertFastSizeTraps } = require('./support/traps');
 
 const {
   Binary,
@@ -298,34 +298,6 @@ test('getters, toBSON on values and objects, null-prototype objects, symbol keys
   assert.strictEqual(hex(b), hex(a));
   assert.deepStrictEqual(log, jsLog);
 });
-
-// calculateObjectSize reads `_bsontype` once per value and dispatches on it
-// (README, differences): its trap sequence is js-bson's with the repeated
-// `_bsontype` reads, and the Date / ArrayBuffer / RegExp probes that js-bson
-// makes before reaching a BSON tag, left out; everything else in the same order.
-function assertFastSizeTraps(rsLog, jsLog, message) {
-  const skippable = e => {
-    const op = e[e.length - 2];
-    const k = e[e.length - 1];
-    return (
-      (op === 'get' && k === '_bsontype') ||
-      ((op === 'get' || op === 'has') && k === 'Symbol(Symbol.toStringTag)') ||
-      k === 'getPrototypeOf'
-    );
-  };
-  let j = 0;
-  for (let i = 0; i < rsLog.length; i++) {
-    while (j < jsLog.length && !isDeepStrictEqual(jsLog[j], rsLog[i])) {
-      assert.ok(skippable(jsLog[j]), `${message}: js-bson's ${JSON.stringify(jsLog[j])} missing before ${JSON.stringify(rsLog[i])}`);
-      j++;
-    }
-    assert.ok(j < jsLog.length, `${message}: unexpected ${JSON.stringify(rsLog[i])}`);
-    j++;
-  }
-  for (; j < jsLog.length; j++) assert.ok(skippable(jsLog[j]), `${message}: js-bson's ${JSON.stringify(jsLog[j])} missing at the end`);
-  const reads = log => log.filter(e => e[e.length - 2] === 'get' && e[e.length - 1] === '_bsontype').length;
-  assert.ok(reads(rsLog) <= reads(jsLog), message);
-}
 
 test('Proxy documents: same bytes and the same trap sequence as js-bson', () => {
   function traced(target, log) {

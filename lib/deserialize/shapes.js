@@ -15,12 +15,7 @@ const DEF_KEY = 0x30;
 const DEF_SHAPE = 0x31;
 // (0x32 DEF_STR: any other definition op)
 
-let codeGeneration = true;
-try {
-  codeGeneration = new Function('return 1')() === 1;
-} catch {
-  codeGeneration = false;
-}
+const codegen = require('../shaped/codegen');
 
 // js-bson's assignValue: never let a "__proto__" key set the prototype.
 function assignValue(dest, name, value) {
@@ -51,12 +46,7 @@ function compileFactory(names) {
     src += (names[k] === '__proto__' ? '[' + quoted + ']' : quoted) + ':s[b' + (k === 0 ? '' : '+' + k) + '],';
   }
   src += '};';
-  try {
-    return new Function('s', 'b', src);
-  } catch {
-    codeGeneration = false;
-    return null;
-  }
+  return codegen.compile(['s', 'b'], src);
 }
 
 // The factory for shape `id` (stored in factories[id] by the caller).
@@ -64,7 +54,7 @@ function makeFactory(id, names) {
   const n = names.length;
   let uses = 0;
   const loop = function (s, b) {
-    if (++uses === COMPILE_AFTER && codeGeneration && factories[id] === loop) {
+    if (++uses === COMPILE_AFTER && codegen.available && factories[id] === loop) {
       const compiled = compileFactory(names);
       if (compiled !== null) {
         factories[id] = compiled;

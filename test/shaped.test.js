@@ -1,0 +1,264 @@
+'use strict';
+// Shape-compiled calculateObjectSize (lib/shaped/size.js): once a key list has
+// recurred, its objects are sized by generated code. Everything here sizes the
+// same key lists many times, so the compiled sizers and frames are the ones
+// answering, and compares with js-bson: sizes, errors, trap sequences.
+const test = require('node:test');
+const assert = require('node:assert');
+const { spawnSync } = require('node:child_process');
+const path = require('node:path');
+const { js, rs } = require('./support/oracle');
+const { Rng } = require('./support/prng');
+const gen = require('./support/gen');
+const { outcome } = require('./support/compare');
+const { assertFastSizeTraps } = require('./support/traps');
+const { testing: shapes } = require('../lib/shaped/size');
+
+const ROOT = path.join(__dirname, '..');
+const WARM = 8; // > COMPILE_AFTER
+
+// Each test starts from empty tables (an earlier test's ever-new key lists
+// would leave them cold), and checks that its warm-up compiled something.
+test.beforeEach(() => shapes.reset());
+function warmUp(make) {
+  const before = shapes.compiled();
+  for (let i = 0; i < WARM; i++) sameSize(make(i), undefined, 'warm-up');
+  assert.ok(shapes.compiled() > before, 'the warm-up compiled a sizer');
+}
+
+function sameSize(doc, options, context) {
+  const e = outcome(() => js.calculateObjectSize(doc, options));
+  const a = outcome(() => rs.calculateObjectSize(doc, options));
+  assert.deepStrictEqual(a, e, context);
+}
+
+test('random values under recurring key lists: same sizes and errors as js-bson', () => {
+  const rng = new Rng(0x5eed11);
+  const optionSets = [undefined, {}, { ignoreUndefined: false }, { ignoreUndefined: true }, { serializeFunctions: true }];
+  for (let i = 0; i < 3000; i++) {
+    const doc = {
+      a: gen.randomValue(rng, js, 2),
+      b: { c: gen.randomValue(rng, js, 2), d: gen.randomValue(rng, js, 1) },
+      list: [gen.randomValue(rng, js, 1), { e: gen.randomValue(rng, js, 1) }],
+      f: gen.randomValue(rng, js, 0)
+    };
+    sameSize(doc, optionSets[i % optionSets.length], `document ${i}`);
+  }
+});
+
+test('a learned position that later holds something else', () => {
+  const { ObjectId, Long, Binary, Code, DBRef, Decimal128, MinKey, BSONRegExp, BSONSymbol, Int32 } = js;
+  const others = [
+    { a: 1, b: 2 },
+    {},
+    { b: 1, a: 2 },
+    [1, 2, { a: 1 }],
+    new Map([['a', 1]]),
+    { toBSON: () => ({ a: 'replaced' }) },
+    { toBSON: () => 5 },
+    new Date(3),
+    new ObjectId('65494a394033a116319ce2da'),
+    Long.fromNumber(5),
+    new Binary(Buffer.from('xyz'), 2),
+    new Code('f', { a: 1 }),
+    new DBRef('c', new ObjectId('65494a394033a116319ce2da'), 'db', { a: 1 }),
+    Decimal128.fromString('1.5'),
+    new MinKey(),
+    new BSONRegExp('p', 'i'),
+    new BSONSymbol('s'),
+    new Int32(4),
+    /re/g,
+    Buffer.from('ab'),
+    new Uint16Array(3),
+    new ArrayBuffer(5),
+    Object.assign(Object.create(null), { a: 1 }),
+    { _bsontype: 'ObjectId' },
+    { _bsontype: 'Unknown', [Symbol.for('@@mdb.bson.version')]: 7 },
+    { a: 1, [Symbol.toStringTag]: 'Date' },
+    'a string',
+    -0,
+    2 ** 40,
+    undefined,
+    null,
+    () => 1,
+    Symbol('s'),
+    12n
+  ];
+  for (const other of others) {
+    shapes.reset();
+    warmUp(i => ({ x: { a: i }, y: [{ a: i }], z: 'z' }));
+    for (const options of [undefined, { ignoreUndefined: false }, { serializeFunctions: true }]) {
+      sameSize({ x: other, y: [other], z: 'z' }, options, String(other?.constructor?.name ?? typeof other));
+      sameSize({ x: { a: other }, y: [{ a: other }], z: other }, options, String(other?.constructor?.name ?? typeof other));
+    }
+  }
+});
+
+test('Proxies of a learned shape: same size and the same trap sequence as js-bson', () => {
+  function traced(target, log) {
+    return new Proxy(target, {
+      get(t, k, r) {
+        log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.get(t, k, r);
+      },
+      has(t, k) {
+        log.push(['has', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.has(t, k);
+      },
+      ownKeys(t) {
+        log.push(['ownKeys']);
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        log.push(['gopd', typeof k === 'symbol' ? k.toString() : k]);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      }
+    });
+  }
+  const make = (log, wrap) => {
+    const inner = { d: 'x', e: new Date(1), f: new js.ObjectId('65494a394033a116319ce2da') };
+    const mid = { a: 1, b: [1, 2], c: wrap ? traced(inner, log) : inner };
+    return { p: wrap ? traced(mid, log) : mid, q: { d: 'x', e: new Date(1), f: null } };
+  };
+  warmUp(() => make([], false));
+  const jsLog = [];
+  const rsLog = [];
+  const e = outcome(() => js.calculateObjectSize(make(jsLog, true)));
+  const a = outcome(() => rs.calculateObjectSize(make(rsLog, true)));
+  assert.deepStrictEqual(a, e);
+  assert.ok(rsLog.length > 10, 'the proxies were read');
+  assertFastSizeTraps(rsLog, jsLog, 'compiled frames');
+});
+
+test('getters run in js-bson order through compiled frames', () => {
+  const make = log => {
+    const leaf = n => ({
+      get v() {
+        log.push('v' + n);
+        return n;
+      },
+      get w() {
+        log.push('w' + n);
+        return { u: n };
+      }
+    });
+    return { a: leaf(1), b: [leaf(2), leaf(3)], c: { d: leaf(4), e: leaf(5) } };
+  };
+  for (let i = 0; i < WARM; i++) {
+    const jsLog = [];
+    const rsLog = [];
+    assert.strictEqual(rs.calculateObjectSize(make(rsLog)), js.calculateObjectSize(make(jsLog)));
+    assert.deepStrictEqual(rsLog, jsLog, `call ${i}`);
+  }
+});
+
+test('cycles are found through compiled frames', () => {
+  warmUp(() => ({ a: { b: { c: 1 } }, s: 's' }));
+  const root = { a: { b: { c: 1 } }, s: 's' };
+  root.a.b.c = root;
+  sameSize(root, undefined, 'cycle to the root');
+  const again = { a: { b: { c: 1 } }, s: 's' };
+  again.a.b.c = again.a;
+  sameSize(again, undefined, 'cycle to a parent');
+  const shared = { c: 1 };
+  sameSize({ a: { b: shared }, s: { b: shared } }, undefined, 'a shared object is not a cycle');
+  const scoped = { a: { b: { c: 1 } }, s: 's' };
+  scoped.a.b.c = new js.Code('f', scoped);
+  sameSize(scoped, undefined, 'cycle through a Code scope');
+});
+
+test('a cycle stops the walk where js-bson stops it (getters read before the error)', () => {
+  const make = log => {
+    const root = { a: { b: { c: 1 } }, s: 's' };
+    Object.defineProperty(root, 's', {
+      enumerable: true,
+      get() {
+        log.push('s');
+        return 's';
+      }
+    });
+    root.a.b.c = root;
+    return root;
+  };
+  warmUp(() => ({ a: { b: { c: 1 } }, s: 's' }));
+  const jsLog = [];
+  const rsLog = [];
+  const e = outcome(() => js.calculateObjectSize(make(jsLog)));
+  const a = outcome(() => rs.calculateObjectSize(make(rsLog)));
+  assert.deepStrictEqual(a, e);
+  assert.strictEqual(e.ok, false);
+  assert.deepStrictEqual(rsLog, jsLog);
+});
+
+test('toBSON on the primitive prototypes is called at compiled positions too', () => {
+  const doc = () => ({ n: 1.5, i: 3, s: 'str', b: true, list: [1, 'x', false] });
+  warmUp(doc);
+  // each returns a value of another primitive type, whose prototype is not patched
+  const replacements = [
+    [Number.prototype, v => 'n' + v],
+    [String.prototype, v => v.length],
+    [Boolean.prototype, () => null]
+  ];
+  for (const [proto, replace] of replacements) {
+    proto.toBSON = function () {
+      return replace(this.valueOf());
+    };
+    try {
+      sameSize(doc(), undefined, proto.constructor.name);
+    } finally {
+      delete proto.toBSON;
+    }
+  }
+  sameSize(doc(), undefined, 'after');
+});
+
+test('nesting deeper than the recursion limit, in one repeated shape', () => {
+  for (const depth of [40, 47, 48, 49, 60, 500]) {
+    let doc = { leaf: true };
+    for (let i = 0; i < depth; i++) doc = { n: doc, i };
+    shapes.reset();
+    warmUp(() => doc);
+    let cyclic = { leaf: true };
+    const bottom = cyclic;
+    for (let i = 0; i < depth; i++) cyclic = { n: cyclic, i };
+    bottom.leaf = cyclic;
+    sameSize(cyclic, undefined, `cycle at depth ${depth}`);
+  }
+});
+
+test('the shape table stays bounded under ever-new key lists, and still learns a recurring one', () => {
+  for (let i = 0; i < 5000; i++) {
+    const doc = { ['k' + i]: i, ['m' + i]: { x: i } };
+    for (let r = 0; r < 5; r++) assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc));
+  }
+  assert.ok(shapes.compiled() > 0, 'shapes were learned');
+  assert.ok(shapes.nodes() <= shapes.MAX_NODES * shapes.tables(), `${shapes.nodes()} nodes`);
+  assert.ok(shapes.compiled() <= shapes.MAX_COMPILED * shapes.tables(), `${shapes.compiled()} compiled`);
+  // ever-new key lists, one per call: the table goes cold, then warms up again
+  for (let i = 0; i < 3000; i++) sameSize({ ['u' + i]: i }, undefined, 'new keys');
+  const before = shapes.compiled();
+  for (let i = 0; i < shapes.COLD_CALLS + 2000; i++) sameSize({ recurring: i, again: { x: i } }, undefined, 'recurring');
+  assert.ok(shapes.compiled() > before, 'a recurring key list is compiled after a cold spell');
+});
+
+test('without code generation, calculateObjectSize still answers like js-bson', () => {
+  const script = `
+    const js = require('bson');
+    const rs = require(${JSON.stringify(ROOT)});
+    const { testing } = require(${JSON.stringify(path.join(ROOT, 'lib/shaped/size'))});
+    let evalBlocked = false;
+    try { new Function('return 1'); } catch { evalBlocked = true; }
+    const failures = [];
+    for (let i = 0; i < 200; i++) {
+      const doc = { i, s: 'k' + i, n: { a: [i, { b: i }], d: new Date(i) }, ['key' + (i % 3)]: null };
+      if (rs.calculateObjectSize(doc) !== js.calculateObjectSize(doc)) failures.push(i);
+    }
+    console.log(JSON.stringify({ evalBlocked, failures, tables: testing.tables() }));
+  `;
+  const r = spawnSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8', timeout: 60000 });
+  assert.strictEqual(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').pop());
+  assert.ok(out.evalBlocked, 'the flag must block new Function in the child');
+  assert.deepStrictEqual(out.failures, []);
+  assert.strictEqual(out.tables, 0, 'no shape table without code generation');
+});
