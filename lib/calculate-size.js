@@ -112,9 +112,13 @@ module.exports = function createSizer(bson, layout) {
   }
 
   function internalCalculateObjectSize(object, serializeFunctions, ignoreUndefined) {
-    const st = { entered: [], path: null, memo: -1, toBSONChecked: false, depth: 0, stack: [], target: null };
+    // (stack: the frame driver's pending children)
+    const st = { entered: [], path: null, memo: -1, toBSONChecked: false, depth: 0, stack: null, target: null };
     const flags = (ignoreUndefined ?? false) ? IGNORE_UNDEFINED : 0;
-    if (shapes !== null && !serializeFunctions && shapes.framesNow()) return frame(st, object, flags, null);
+    if (shapes !== null && !serializeFunctions && shapes.framesNow()) {
+      st.stack = [];
+      return frame(st, object, flags, null);
+    }
     return walk(st, object, flags, serializeFunctions);
   }
 
@@ -141,11 +145,10 @@ module.exports = function createSizer(bson, layout) {
   // and not yet exited) is a stack: `entered`, scanned linearly while short,
   // mirrored in a Set when deep.
   function walk(st, object, flags, serializeFunctions) {
-    const stack = st.stack;
-    const base = stack.length;
-    stack.push(object, flags & IGNORE_UNDEFINED);
+    // (its own array, not st.stack: measured 1.1-1.2x slower on { [id]: n })
+    const stack = [object, flags & IGNORE_UNDEFINED];
     let total = 0;
-    while (stack.length > base) {
+    while (stack.length > 0) {
       const f = stack.pop();
       const obj = stack.pop();
       if (f & EXIT) {

@@ -37,7 +37,7 @@ const CHUNK_KEYS = 32;
 // more window of look-ups to show whether key lists recur again. (A look-up
 // that adds a node costs ~0.5 µs: far too much to make on every call.)
 const WINDOW = 64;
-const COLD_CALLS = 16384;
+const COLD_CALLS = 65536;
 
 // every table, for the tests' counters and resets
 const tables = [];
