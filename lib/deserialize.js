@@ -7,7 +7,8 @@ const { Buffer } = require('node:buffer');
 const { layoutOf } = require('./layout');
 const { tape, decodeToTape, releaseTape } = require('./deserialize/tape');
 const { createBuilder, releaseValues, regExpFlags } = require('./deserialize/builder');
-const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE } = require('./deserialize/options');
+const { readSmall } = require('./deserialize/small');
+const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE, F_PROMOTE_VALUES, F_RAW } = require('./deserialize/options');
 
 let utf8Cause;
 function invalidUtf8Cause() {
@@ -46,6 +47,10 @@ module.exports = function createDeserializer(bson) {
   }
 
   function run(buffer, index, flags, rawNames, utf8Names) {
+    if (index === 0 && rawNames === null && utf8Names === null && (flags & (F_PROMOTE_VALUES | F_RAW)) === F_PROMOTE_VALUES) {
+      const small = readSmall(buffer);
+      if (small !== undefined) return small;
+    }
     const r = decodeToTape(buffer, index, flags | nestedChecks, rawNames, utf8Names);
     if (typeof r === 'string') fail(r, flags);
     const bodyLen = tape.ops[0];

@@ -1,0 +1,132 @@
+'use strict';
+// A JS reader for the smallest documents: { ok: 1 }, { n: 1, ok: 1 },
+// { [userId]: n }, { $set: { [day]: v } }. For these a native call's fixed
+// cost (~100 ns) is more than js-bson's whole decode, so they are read here,
+// with js-bson's reads and results (deserializer.ts) for a few types: double,
+// ASCII string, embedded document, boolean, null, int32.
+//
+// It never reports an error: anything else (another type, a non-ASCII key or
+// string, a size that does not add up, a possible DBRef, `__proto__`, more
+// than MAX_ELEMENTS elements) returns undefined before the document is
+// returned, and the Rust reader reads it from the start, with its checks and
+// js-bson's errors. So this file holds no validation rules of its own: it only
+// recognises documents that obviously need none.
+const { Buffer } = require('node:buffer');
+
+const MAX_BYTES = 128;
+const MAX_ELEMENTS = 8;
+const MAX_DEPTH = 3;
+
+const latin1Slice = Buffer.prototype.latin1Slice;
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+
+// The last key and the last string value read at each element ordinal: a
+// document of the same shape finds its keys (and repeated values) by a byte
+// compare instead of making the strings again (latin1Slice: ~40 ns).
+const keyMemo = new Array(MAX_ELEMENTS).fill('');
+const valueMemo = new Array(MAX_ELEMENTS).fill('');
+
+let elements = 0;
+
+function int32(buf, at) {
+  return buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] << 24);
+}
+
+/** The ASCII string buf[start, end), from memo[slot] when that holds the same bytes. */
+function stringAt(memos, buf, start, end, slot) {
+  const memo = memos[slot];
+  const n = end - start;
+  if (memo.length === n) {
+    let i = 0;
+    while (i < n && memo.charCodeAt(i) === buf[start + i]) i++;
+    if (i === n) return memo;
+  }
+  const s = latin1Slice.call(buf, start, end);
+  memos[slot] = s;
+  return s;
+}
+
+/** The document whose elements start at `at` and whose terminating 0 is at `end`, or undefined. */
+function readDocument(buf, at, end, depth) {
+  const o = {};
+  for (;;) {
+    if (at >= end) return at === end && buf[at] === 0 ? o : undefined;
+    const type = buf[at++];
+    if (type === 0) return at - 1 === end ? o : undefined;
+    const slot = elements++;
+    if (slot >= MAX_ELEMENTS) return undefined;
+    const keyStart = at;
+    let c;
+    while (at < end && (c = buf[at]) !== 0) {
+      if (c >= 0x80) return undefined;
+      at++;
+    }
+    if (at >= end) return undefined;
+    const key = stringAt(keyMemo, buf, keyStart, at, slot);
+    at++;
+    // js-bson turns { $ref, $id, ... } into a DBRef, and defines __proto__ specially
+    if (key.charCodeAt(0) === 36 && (key === '$ref' || key === '$id' || key === '$db')) return undefined;
+    if (key === '__proto__') return undefined;
+    let value;
+    switch (type) {
+      case 0x01: // double
+        if (at + 8 > end) return undefined;
+        for (let i = 0; i < 8; i++) f64Bytes[i] = buf[at + i];
+        value = f64[0];
+        at += 8;
+        break;
+      case 0x02: {
+        // string: the 0 that ends it, then the document's 0, must be in place
+        if (at + 4 > end) return undefined;
+        const size = int32(buf, at);
+        const start = at + 4;
+        if (size <= 0 || size > end - start || buf[start + size - 1] !== 0) return undefined;
+        const stop = start + size - 1;
+        for (let i = start; i < stop; i++) if (buf[i] >= 0x80) return undefined;
+        value = stringAt(valueMemo, buf, start, stop, slot);
+        at = stop + 1;
+        break;
+      }
+      case 0x03: {
+        // embedded document
+        if (depth >= MAX_DEPTH || at + 4 > end) return undefined;
+        const size = int32(buf, at);
+        if (size < 5 || size > end - at) return undefined;
+        value = readDocument(buf, at + 4, at + size - 1, depth + 1);
+        if (value === undefined) return undefined;
+        at += size;
+        break;
+      }
+      case 0x08: // boolean
+        if (at >= end || buf[at] > 1) return undefined;
+        value = buf[at++] === 1;
+        break;
+      case 0x0a:
+        value = null;
+        break;
+      case 0x10: // int32
+        if (at + 4 > end) return undefined;
+        value = int32(buf, at);
+        at += 4;
+        break;
+      default:
+        return undefined;
+    }
+    o[key] = value;
+  }
+}
+
+/**
+ * The document in `buf` (a Buffer holding exactly one document), read with
+ * promoteValues and without raw fields, or undefined when this reader does
+ * not take it.
+ */
+function readSmall(buf) {
+  const n = buf.length;
+  if (n > MAX_BYTES || n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) return undefined;
+  elements = 0;
+  return readDocument(buf, 4, n - 1, 0);
+}
+
+module.exports = { readSmall, MAX_BYTES, MAX_ELEMENTS };

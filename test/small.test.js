@@ -1,0 +1,115 @@
+'use strict';
+// The JS reader for the smallest documents (lib/deserialize/small.js) against
+// js-bson: every document it takes must come out as js-bson's, and every
+// document it should not take (another type, bad sizes, bad bytes) must still
+// give js-bson's value or error (through the Rust reader).
+const test = require('node:test');
+const assert = require('node:assert');
+const { js, rs } = require('./support/oracle');
+const { Rng } = require('./support/prng');
+const b = require('./support/bsonbuild');
+const { outcome, assertSameOutcome } = require('./support/compare');
+const small = require('../lib/deserialize/small');
+
+function same(bytes, options, context) {
+  const e = outcome(() => js.deserialize(bytes, options));
+  const a = outcome(() => rs.deserialize(bytes, options));
+  assertSameOutcome(a, e, context);
+  return e;
+}
+
+const T = b.T;
+const SAMPLES = [
+  b.doc(b.el(T.int32, 'ok', b.i32(1))),
+  b.doc(b.el(T.double, 'ok', b.f64(1))),
+  b.doc(b.el(T.int32, 'n', b.i32(1)), b.el(T.double, 'ok', b.f64(1))),
+  b.doc(),
+  b.doc(b.el(T.string, 's', b.str('abc')), b.el(T.bool, 't', Buffer.from([1])), b.el(T.null, 'z')),
+  b.doc(b.el(T.object, '$set', b.doc(b.el(T.int32, 'day.20260101', b.i32(-5))))),
+  b.doc(b.el(T.string, 'e', b.str('')), b.el(T.string, 'nul', b.str('a\u0000b')), b.el(T.double, 'm', b.f64(-0))),
+  b.doc(b.el(T.double, 'nan', b.f64(NaN)), b.el(T.double, 'inf', b.f64(-Infinity)), b.el(T.int32, 'min', b.i32(-2147483648))),
+  b.doc(b.el(T.object, 'a', b.doc(b.el(T.object, 'b', b.doc(b.el(T.object, 'c', b.doc(b.el(T.null, 'd')))))))),
+  b.doc(b.el(T.string, '$ref', b.str('c')), b.el(T.int32, '$id', b.i32(1))),
+  b.doc(b.el(T.int32, '__proto__', b.i32(1)), b.el(T.int32, 'x', b.i32(2))),
+  b.doc(b.el(T.int32, 'é', b.i32(1))),
+  b.doc(b.el(T.string, 's', b.str('é'))),
+  b.doc(b.el(T.int64, 'l', b.i64(5n)), b.el(T.oid, 'o', Buffer.alloc(12, 7))),
+  b.doc(b.el(T.int32, '', b.i32(3)), b.el(T.int32, 'dup', b.i32(1)), b.el(T.int32, 'dup', b.i32(2)))
+];
+const OPTIONS = [
+  undefined,
+  {},
+  { promoteValues: false },
+  { promoteLongs: false },
+  { raw: true },
+  { fieldsAsRaw: { $set: true, a: true } },
+  { validation: { utf8: false } },
+  { validation: { utf8: { s: false } } },
+  { useBigInt64: true },
+  { index: 0 },
+  { allowObjectSmallerThanBufferSize: true },
+  { bsonRegExp: true, promoteBuffers: true }
+];
+
+test('small documents: same values as js-bson under every option set', () => {
+  for (const [i, bytes] of SAMPLES.entries()) {
+    for (const options of OPTIONS) {
+      for (let r = 0; r < 3; r++) same(bytes, options, `sample ${i} ${JSON.stringify(options)}`);
+    }
+  }
+});
+
+test('the JS reader takes exactly the documents it is meant for', () => {
+  const taken = bytes => small.readSmall(Buffer.from(bytes)) !== undefined;
+  assert.ok(taken(SAMPLES[0]) && taken(SAMPLES[2]) && taken(SAMPLES[3]) && taken(SAMPLES[5]) && taken(SAMPLES[7]));
+  assert.ok(!taken(SAMPLES[9]), 'a possible DBRef');
+  assert.ok(!taken(SAMPLES[10]), '__proto__');
+  assert.ok(!taken(SAMPLES[11]) && !taken(SAMPLES[12]), 'non-ASCII');
+  assert.ok(!taken(SAMPLES[13]), 'int64 and ObjectId');
+  const many = b.doc(...Array.from({ length: small.MAX_ELEMENTS + 1 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))));
+  assert.ok(!taken(many), 'more elements than MAX_ELEMENTS');
+  assert.ok(!taken(Buffer.concat([SAMPLES[0], Buffer.from([0])])), 'a buffer longer than the document');
+});
+
+test('every single-byte change and every truncation of small documents: js-bson\'s value or error', () => {
+  const values = [0, 1, 2, 4, 5, 0x7f, 0x80, 0xc3, 0xff];
+  let checked = 0;
+  for (const bytes of SAMPLES) {
+    for (let at = 0; at < bytes.length; at++) {
+      for (const v of values) {
+        if (bytes[at] === v) continue;
+        const mutated = Buffer.from(bytes);
+        mutated[at] = v;
+        same(mutated, undefined, `byte ${at} of ${bytes.toString('hex')} set to ${v}`);
+        checked++;
+      }
+      same(bytes.subarray(0, at), undefined, `${bytes.toString('hex')} cut at ${at}`);
+    }
+  }
+  assert.ok(checked > 1000, `${checked} mutations`);
+});
+
+test('keys and values from the memo only when their bytes match', () => {
+  const rng = new Rng(0xabc);
+  const letters = 'abcxyz';
+  const pick = n => Array.from({ length: n }, () => letters[rng.int(0, letters.length - 1)]).join('');
+  for (let i = 0; i < 2000; i++) {
+    const doc = {};
+    for (let k = rng.int(0, 4); k > 0; k--) doc[pick(rng.int(0, 3))] = rng.chance(0.5) ? pick(rng.int(0, 3)) : { [pick(2)]: pick(2) };
+    const bytes = js.serialize(doc);
+    same(bytes, undefined, JSON.stringify(doc));
+  }
+});
+
+test('random small documents of every type', () => {
+  const gen = require('./support/gen');
+  const rng = new Rng(0x5a11);
+  let taken = 0;
+  for (let i = 0; i < 4000; i++) {
+    const bytes = gen.randomRawDocument(rng, rng.int(0, 2));
+    if (bytes.length > small.MAX_BYTES) continue;
+    if (small.readSmall(Buffer.from(bytes)) !== undefined) taken++;
+    same(bytes, undefined, bytes.toString('hex'));
+  }
+  assert.ok(taken > 50, `${taken} taken by the JS reader`);
+});
