@@ -34,7 +34,17 @@ const SAMPLES = [
   b.doc(b.el(T.int32, 'é', b.i32(1))),
   b.doc(b.el(T.string, 's', b.str('é'))),
   b.doc(b.el(T.int64, 'l', b.i64(5n)), b.el(T.oid, 'o', Buffer.alloc(12, 7))),
-  b.doc(b.el(T.int32, '', b.i32(3)), b.el(T.int32, 'dup', b.i32(1)), b.el(T.int32, 'dup', b.i32(2)))
+  b.doc(b.el(T.int32, '', b.i32(3)), b.el(T.int32, 'dup', b.i32(1)), b.el(T.int32, 'dup', b.i32(2))),
+  b.doc(b.el(T.binary, 'b', b.bin(0, Buffer.from('xyz'))), b.el(T.binary, 'e', b.bin(0x80, Buffer.alloc(0)))),
+  b.doc(b.el(T.binary, 'u', b.bin(4, Buffer.alloc(16, 9))), b.el(T.binary, 'v', b.bin(4, Buffer.alloc(3, 9)))),
+  b.doc(b.el(T.binary, 'two', b.bin(2, Buffer.from('ab'))))
+];
+// Documents over BIG_BYTES
+const BIG = [
+  b.doc(b.el(T.binary, 'b', b.bin(0, Buffer.alloc(100000, 1)))),
+  b.doc(b.el(T.int32, 'n', b.i32(1)), b.el(T.binary, 'b', b.bin(4, Buffer.alloc(70000, 2))), b.el(T.string, 's', b.str('x'))),
+  b.doc(b.el(T.string, 's', b.str('y'.repeat(100000)))),
+  b.doc(...Array.from({ length: 9000 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))))
 ];
 const OPTIONS = [
   undefined,
@@ -60,7 +70,7 @@ test('small documents: same values as js-bson under every option set', () => {
 });
 
 test('the JS reader takes exactly the documents it is meant for', () => {
-  const taken = bytes => small.readSmall(Buffer.from(bytes)) !== undefined;
+  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), false) !== undefined;
   assert.ok(taken(SAMPLES[0]) && taken(SAMPLES[2]) && taken(SAMPLES[3]) && taken(SAMPLES[5]) && taken(SAMPLES[7]));
   assert.ok(!taken(SAMPLES[9]), 'a possible DBRef');
   assert.ok(!taken(SAMPLES[10]), '__proto__');
@@ -69,6 +79,21 @@ test('the JS reader takes exactly the documents it is meant for', () => {
   const many = b.doc(...Array.from({ length: small.MAX_ELEMENTS + 1 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))));
   assert.ok(!taken(many), 'more elements than MAX_ELEMENTS');
   assert.ok(!taken(Buffer.concat([SAMPLES[0], Buffer.from([0])])), 'a buffer longer than the document');
+  assert.ok(taken(SAMPLES[15]) && taken(SAMPLES[16]) && !taken(SAMPLES[17]), 'binary, but not subtype 2');
+  assert.ok(taken(BIG[0]) && taken(BIG[1]), 'big binaries');
+  assert.ok(!taken(BIG[2]) && !taken(BIG[3]), 'a long string, many elements');
+  const medium = b.doc(b.el(T.string, 's', b.str('m'.repeat(small.MAX_BYTES))));
+  assert.ok(!taken(medium), 'between MAX_BYTES and BIG_BYTES');
+});
+
+test('big documents the JS reader takes or gives up: same values as js-bson', () => {
+  for (const [i, bytes] of BIG.entries()) {
+    for (const options of [undefined, { promoteBuffers: true }, { promoteValues: false }]) same(bytes, options, `big ${i}`);
+  }
+  for (const cut of [1, 5, 100]) same(BIG[0].subarray(0, BIG[0].length - cut), undefined, `big cut ${cut}`);
+  const lying = Buffer.from(BIG[0]);
+  lying.writeInt32LE(200000, 7); // the binary's length, past the document
+  same(lying, undefined, 'binary longer than the document');
 });
 
 test('every single-byte change and every truncation of small documents: js-bson\'s value or error', () => {
@@ -108,7 +133,7 @@ test('random small documents of every type', () => {
   for (let i = 0; i < 4000; i++) {
     const bytes = gen.randomRawDocument(rng, rng.int(0, 2));
     if (bytes.length > small.MAX_BYTES) continue;
-    if (small.readSmall(Buffer.from(bytes)) !== undefined) taken++;
+    if (small.readSmall(Buffer.from(bytes), () => ({}), false) !== undefined) taken++;
     same(bytes, undefined, bytes.toString('hex'));
   }
   assert.ok(taken > 50, `${taken} taken by the JS reader`);

@@ -345,7 +345,7 @@ function createBuilder(bson, layout) {
     return st[0];
   }
 
-  return { build, ByteUtils, regExpFlags };
+  return { build, binary, ByteUtils, regExpFlags };
 }
 
 module.exports = { createBuilder, releaseValues, regExpFlags };

@@ -3,7 +3,12 @@
 // { [userId]: n }, { $set: { [day]: v } }. For these a native call's fixed
 // cost (~100 ns) is more than js-bson's whole decode, so they are read here,
 // with js-bson's reads and results (deserializer.ts) for a few types: double,
-// ASCII string, embedded document, boolean, null, int32.
+// short ASCII string, embedded document, binary (not subtype 2), boolean,
+// null, int32. It takes documents of at most MAX_BYTES, and documents over
+// BIG_BYTES (with at most MAX_ELEMENTS elements and no long string, these
+// are big binaries: { b: <1 MiB Binary> } costs a native call more than the
+// view js-bson makes; giving up after a few elements costs nothing next to
+// reading such a document natively).
 //
 // It never reports an error: anything else (another type, a non-ASCII key or
 // string, a size that does not add up, a possible DBRef, `__proto__`, more
@@ -14,8 +19,14 @@
 const { Buffer } = require('node:buffer');
 
 const MAX_BYTES = 128;
+const BIG_BYTES = 64 * 1024;
 const MAX_ELEMENTS = 8;
 const MAX_DEPTH = 3;
+const MAX_STRING = 128; // bytes of one string (each is checked to be ASCII)
+
+// (set by readSmall for the document it reads)
+let makeBinary = null;
+let promoteBuffers = false;
 
 const latin1Slice = Buffer.prototype.latin1Slice;
 const f64 = new Float64Array(1);
@@ -81,7 +92,7 @@ function readDocument(buf, at, end, depth) {
         if (at + 4 > end) return undefined;
         const size = int32(buf, at);
         const start = at + 4;
-        if (size <= 0 || size > end - start || buf[start + size - 1] !== 0) return undefined;
+        if (size <= 0 || size > MAX_STRING || size > end - start || buf[start + size - 1] !== 0) return undefined;
         const stop = start + size - 1;
         for (let i = start; i < stop; i++) if (buf[i] >= 0x80) return undefined;
         value = stringAt(valueMemo, buf, start, stop, slot);
@@ -96,6 +107,17 @@ function readDocument(buf, at, end, depth) {
         value = readDocument(buf, at + 4, at + size - 1, depth + 1);
         if (value === undefined) return undefined;
         at += size;
+        break;
+      }
+      case 0x05: {
+        // binary: a view of the input, made as js-bson makes it (builder.js binary)
+        if (at + 5 > end) return undefined;
+        const size = int32(buf, at);
+        const subType = buf[at + 4];
+        const start = at + 5;
+        if (size < 0 || size > end - start || subType === 2) return undefined;
+        value = makeBinary(buf, start, start + size, subType, promoteBuffers);
+        at = start + size;
         break;
       }
       case 0x08: // boolean
@@ -120,13 +142,15 @@ function readDocument(buf, at, end, depth) {
 /**
  * The document in `buf` (a Buffer holding exactly one document), read with
  * promoteValues and without raw fields, or undefined when this reader does
- * not take it.
+ * not take it. `binary(buf, start, end, subType, promote)` makes a binary value.
  */
-function readSmall(buf) {
+function readSmall(buf, binary, promote) {
   const n = buf.length;
-  if (n > MAX_BYTES || n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) return undefined;
+  if ((n > MAX_BYTES && n <= BIG_BYTES) || n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) return undefined;
   elements = 0;
+  makeBinary = binary;
+  promoteBuffers = promote;
   return readDocument(buf, 4, n - 1, 0);
 }
 
-module.exports = { readSmall, MAX_BYTES, MAX_ELEMENTS };
+module.exports = { readSmall, MAX_BYTES, BIG_BYTES, MAX_ELEMENTS, MAX_STRING };
