@@ -246,7 +246,7 @@ module.exports = function createSizer(bson, layout) {
     let node = null;
     if (kind === OBJECT) node = shapes.lookUp(keys, parent, flags >>> 2);
     else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
-    if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack);
+    if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack, keys);
     else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);
     else total += fields(st, kind, target, ignoreUndefined, false, stack);
     total += drain(st, base, node);

@@ -301,14 +301,14 @@ function objectSource(keys) {
   for (let from = 0; from < keys.length || from === 0; from += CHUNK_KEYS) {
     const name = 'chunk' + chunks.length;
     chunks.push(name);
-    src += `const ${name} = function shapeBody(st, o, iu, stack) {\nlet total = 0, v, t, tag, s;\n`;
+    src += `const ${name} = function shapeBody(st, o, iu, stack, keys) {\nlet total = 0, v, t, tag, s;\n`;
     for (let i = from; i < Math.min(keys.length, from + CHUNK_KEYS); i++) {
       const q = JSON.stringify(keys[i]);
-      src += `v = o[${q}];\n` + elementSource(q, Buffer.byteLength(keys[i], 'utf8'), false, i + 1);
+      src += `v = o[keys[${i}]];\n` + elementSource(q, Buffer.byteLength(keys[i], 'utf8'), false, i + 1);
     }
     src += 'return total;\n};\n';
   }
-  src += `const body = ${chunks.length === 1 ? 'chunk0' : `(st, o, iu, stack) => ${chunks.map(c => `${c}(st, o, iu, stack)`).join(' + ')}`};\n`;
+  src += `const body = ${chunks.length === 1 ? 'chunk0' : `(st, o, iu, stack, keys) => ${chunks.map(c => `${c}(st, o, iu, stack, keys)`).join(' + ')}`};\n`;
   let same = `keys.length === ${keys.length}`;
   for (let i = 0; i < keys.length; i++) same += ` && keys[${i}] === ${JSON.stringify(keys[i])}`;
   return `${src}const shapeFrame = function shapeFrame(st, obj, flags) {
@@ -325,7 +325,7 @@ const keys = Object.keys(obj);
 if (!(${same})) return frameBody(st, obj, OBJECT, obj, keys, flags, null);
 const stack = st.stack;
 const base = stack.length;
-let total = 5 + body(st, obj, flags & 1, stack);
+let total = 5 + body(st, obj, flags & 1, stack, keys);
 ${DRAIN}};
 return [body, shapeFrame];`;
 }
