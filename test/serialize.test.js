@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const { js, rs } = require('./support/oracle');
-const { assertFastSizeTraps } = require('./support/traps');
+const { assertFastSizeTraps, traced } = require('./support/traps');
 
 const {
   Binary,
@@ -300,26 +300,6 @@ test('getters, toBSON on values and objects, null-prototype objects, symbol keys
 });
 
 test('Proxy documents: same bytes and the same trap sequence as js-bson', () => {
-  function traced(target, log) {
-    return new Proxy(target, {
-      get(t, k, r) {
-        log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.get(t, k, r);
-      },
-      has(t, k) {
-        log.push(['has', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.has(t, k);
-      },
-      ownKeys(t) {
-        log.push(['ownKeys']);
-        return Reflect.ownKeys(t);
-      },
-      getOwnPropertyDescriptor(t, k) {
-        log.push(['gopd', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.getOwnPropertyDescriptor(t, k);
-      }
-    });
-  }
   for (const make of [
     log => ({ p: traced({ a: 1, b: [1, 2], c: { d: 'x' } }, log) }),
     log => ({ p: traced([1, 'two', { three: 3 }], log) }),

@@ -11,7 +11,7 @@ const { js, rs } = require('./support/oracle');
 const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
 const { outcome } = require('./support/compare');
-const { assertFastSizeTraps } = require('./support/traps');
+const { assertFastSizeTraps, traced } = require('./support/traps');
 const { testing: shapes } = require('../lib/shaped/size');
 
 const ROOT = path.join(__dirname, '..');
@@ -95,26 +95,6 @@ test('a learned position that later holds something else', () => {
 });
 
 test('Proxies of a learned shape: same size and the same trap sequence as js-bson', () => {
-  function traced(target, log) {
-    return new Proxy(target, {
-      get(t, k, r) {
-        log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.get(t, k, r);
-      },
-      has(t, k) {
-        log.push(['has', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.has(t, k);
-      },
-      ownKeys(t) {
-        log.push(['ownKeys']);
-        return Reflect.ownKeys(t);
-      },
-      getOwnPropertyDescriptor(t, k) {
-        log.push(['gopd', typeof k === 'symbol' ? k.toString() : k]);
-        return Reflect.getOwnPropertyDescriptor(t, k);
-      }
-    });
-  }
   const make = (log, wrap) => {
     const inner = { d: 'x', e: new Date(1), f: new js.ObjectId('65494a394033a116319ce2da') };
     const mid = { a: 1, b: [1, 2], c: wrap ? traced(inner, log) : inner };

@@ -32,4 +32,26 @@ function assertFastSizeTraps(rsLog, jsLog, message) {
   assert.ok(reads(rsLog) <= reads(jsLog), message);
 }
 
-module.exports = { assertFastSizeTraps };
+/** `target` behind a Proxy that logs its get / has / ownKeys / getOwnPropertyDescriptor traps into `log`. */
+function traced(target, log) {
+  return new Proxy(target, {
+    get(t, k, r) {
+      log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
+      return Reflect.get(t, k, r);
+    },
+    has(t, k) {
+      log.push(['has', typeof k === 'symbol' ? k.toString() : k]);
+      return Reflect.has(t, k);
+    },
+    ownKeys(t) {
+      log.push(['ownKeys']);
+      return Reflect.ownKeys(t);
+    },
+    getOwnPropertyDescriptor(t, k) {
+      log.push(['gopd', typeof k === 'symbol' ? k.toString() : k]);
+      return Reflect.getOwnPropertyDescriptor(t, k);
+    }
+  });
+}
+
+module.exports = { assertFastSizeTraps, traced };
