@@ -221,6 +221,18 @@ test('the shape table stays bounded under ever-new key lists, and still learns a
   assert.ok(shapes.compiled() > before, 'a recurring key list is compiled after a cold spell');
 });
 
+test('many key lists with the same first key (_id) are each compiled', () => {
+  for (let shape = 0; shape < 24; shape++) {
+    const doc = i => {
+      const d = { _id: new js.ObjectId('65494a394033a116319ce2da'), n: i };
+      for (let k = 0; k <= shape; k++) d['f' + k] = k;
+      return d;
+    };
+    for (let i = 0; i < WARM; i++) sameSize(doc(i), undefined, `shape ${shape}`);
+  }
+  assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
+});
+
 test('without code generation, calculateObjectSize still answers like js-bson', () => {
   const script = `
     const js = require('bson');

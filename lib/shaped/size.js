@@ -27,7 +27,7 @@ const COMPILE_AFTER = 4;
 const MAX_NODES = 1024; // key lists in a table
 const MAX_COMPILED = 512; // nodes (key lists and array positions) compiled per table
 const KEEP_RECENT = 16; // uses since the last sweep that keep a node
-const MAX_PER_FIRST_KEY = 8;
+const MAX_PER_FIRST_KEY = 32; // documents of many collections all start with _id
 const MAX_KEYS = 512;
 // keys per generated function (V8 stops optimising very large functions)
 const CHUNK_KEYS = 32;
