@@ -62,6 +62,7 @@ function createShapes(h) {
   let probes = 0; // look-ups in the current window
   let fresh = 0; // of which brought a key list not in the table
   let cold = false;
+  let lastUnslotted = null; // the node of the last look-up without a parent slot
 
   // keys: the key list (null: an array node). body: the compiled sizer of the
   // elements; frame: the whole frame (js-bson's per-object checks, the key
@@ -96,12 +97,14 @@ function createShapes(h) {
     return !cold;
   }
 
+  function endWindow() {
+    cold = fresh * 4 > WINDOW;
+    probes = 0;
+    fresh = 0;
+  }
+
   function find(keys) {
-    if (++probes === WINDOW) {
-      cold = fresh * 4 > WINDOW;
-      probes = 0;
-      fresh = 0;
-    }
+    if (++probes === WINDOW) endWindow();
     const first = keys.length === 0 ? '' : keys[0];
     let list = byFirstKey.get(first);
     if (list !== undefined) {
@@ -153,8 +156,15 @@ function createShapes(h) {
   /** The node for an object with `keys`, through the slot of the parent's sizer at position `pos` (1-based; 0 = none). */
   function lookUp(keys, parent, pos) {
     if (parent === null || pos === 0) {
+      // the last such node first: consecutive documents of one shape skip the Map
+      if (lastUnslotted !== null && sameKeys(lastUnslotted.keys, keys)) {
+        if (++probes === WINDOW) endWindow();
+        return use(lastUnslotted);
+      }
       const node = find(keys);
-      return node === null ? null : use(node);
+      if (node === null) return null;
+      lastUnslotted = node;
+      return use(node);
     }
     const hint = parent.slots[pos - 1];
     if (hint !== undefined && sameKeys(hint.keys, keys)) return hint.body !== null ? hint : use(hint);
@@ -196,6 +206,7 @@ function createShapes(h) {
     compiled: () => compiledCount,
     reset() {
       byFirstKey.clear();
+      lastUnslotted = null;
       nodeCount = compiledCount = calls = probes = fresh = 0;
       cold = false;
     }
