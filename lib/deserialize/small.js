@@ -17,6 +17,7 @@
 // js-bson's errors. So this file holds no validation rules of its own: it only
 // recognises documents that obviously need none.
 const { Buffer } = require('node:buffer');
+const { getInt32LE: int32 } = require('./options');
 
 const MAX_BYTES = 128;
 const BIG_BYTES = 64 * 1024;
@@ -39,10 +40,6 @@ const keyMemo = new Array(MAX_ELEMENTS).fill('');
 const valueMemo = new Array(MAX_ELEMENTS).fill('');
 
 let elements = 0;
-
-function int32(buf, at) {
-  return buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] << 24);
-}
 
 /** The ASCII string buf[start, end), from memo[slot] when that holds the same bytes. */
 function stringAt(memos, buf, start, end, slot) {

@@ -78,13 +78,21 @@ function createShapes(h) {
   // seen fewer than COMPILE_AFTER times), so that lists which recur later can
   // still be learned. (Array nodes live only in their parents' slots.)
   function evictUncompiled() {
+    prune(n => n.body !== null);
+  }
+
+  /** Keeps the listed nodes that `keep` accepts (nodeCount = their number); returns how many of them are compiled. */
+  function prune(keep) {
     nodeCount = 0;
+    let compiled = 0;
     for (const [first, list] of byFirstKey) {
-      const kept = list.filter(n => n.body !== null);
+      const kept = list.filter(keep);
       if (kept.length === 0) byFirstKey.delete(first);
       else byFirstKey.set(first, kept);
       nodeCount += kept.length;
+      for (const n of kept) if (n.body !== null) compiled++;
     }
+    return compiled;
   }
 
   /** Should this call use the frame driver? Yes, but while cold no, except for a trial window every COLD_CALLS calls. */
@@ -135,17 +143,8 @@ function createShapes(h) {
   // times since the last sweep (a node still held by a kept parent's slot
   // goes on working there). A node that found no room retries every 64 uses.
   function sweep() {
-    nodeCount = compiledCount = 0;
-    for (const [first, list] of byFirstKey) {
-      const kept = list.filter(n => n.recent >= KEEP_RECENT);
-      for (const n of kept) {
-        n.recent = 0;
-        if (n.body !== null) compiledCount++;
-      }
-      if (kept.length === 0) byFirstKey.delete(first);
-      else byFirstKey.set(first, kept);
-      nodeCount += kept.length;
-    }
+    compiledCount = prune(n => n.recent >= KEEP_RECENT);
+    for (const list of byFirstKey.values()) for (const n of list) n.recent = 0;
   }
 
   function setSlot(parent, pos, node) {
