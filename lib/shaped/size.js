@@ -15,182 +15,34 @@
 // the value already read. The size rules are the generic ones (numberSize,
 // stringSize, …), called, not copied.
 //
-// Nodes are found by key list (a Map on the first key, a few lists each) and
-// remembered per position of the parent's sizer, so nested documents of one
-// shape find theirs with one list compare. The table is bounded (MAX_NODES),
-// and while most look-ups bring a key list never seen before (keys made from
-// ids or dates), calls go to the generic walk (`cold`).
+// The nodes live in a shape table (table.js); while it is cold, calls go to
+// the generic walk.
 const { Buffer } = require('node:buffer');
 const codegen = require('./codegen');
+const { createTable, testing } = require('./table');
 
-const COMPILE_AFTER = 4;
-const MAX_NODES = 1024; // key lists in a table
-const MAX_COMPILED = 512; // nodes (key lists and array positions) compiled per table
-const KEEP_RECENT = 16; // uses since the last sweep that keep a node
-const MAX_PER_FIRST_KEY = 32; // documents of many collections all start with _id
 const MAX_KEYS = 512;
 // keys per generated function (V8 stops optimising very large functions)
 const CHUNK_KEYS = 32;
-// cold: of the last WINDOW look-ups, more than a quarter brought a new key
-// list ({ $set: { [day]: v } } brings one new list in two look-ups); then
-// calls use the generic walk, and after COLD_CALLS of them the table gets one
-// more window of look-ups to show whether key lists recur again. (A look-up
-// that adds a node costs ~0.5 µs: far too much to make on every call.)
-const WINDOW = 64;
-const COLD_CALLS = 65536;
-
-// every table, for the tests' counters and resets
-const tables = [];
-
-function sameKeys(a, b) {
-  if (a === null || a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 /**
  * The shape table of one sizer (one js-bson copy), or null without code
  * generation. `h` holds that sizer's generic functions and constants
- * (PARAMS below).
+ * (PARAMS below). A node's `body` is its compiled sizer of the elements and
+ * its `frame` the whole frame (js-bson's per-object checks, the key compare,
+ * body, then the children).
  */
 function createShapes(h) {
   if (!codegen.available) return null;
-  const byFirstKey = new Map();
-  let nodeCount = 0;
-  let compiledCount = 0;
-  let calls = 0; // calls since the table went cold
-  let probes = 0; // look-ups in the current window
-  let fresh = 0; // of which brought a key list not in the table
-  let cold = false;
-  let lastUnslotted = null; // the node of the last look-up without a parent slot
-
-  // keys: the key list (null: an array node). body: the compiled sizer of the
-  // elements; frame: the whole frame (js-bson's per-object checks, the key
-  // compare, body, then the children). slots: the node each position's
-  // embedded object or array had last.
-  function newNode(keys) {
-    if (nodeCount >= MAX_NODES) evictUncompiled();
-    nodeCount++;
-    return { keys, uses: 0, recent: 0, body: null, frame: null, slots: [] };
-  }
-
-  // A full table keeps its compiled nodes and forgets the others (key lists
-  // seen fewer than COMPILE_AFTER times), so that lists which recur later can
-  // still be learned. (Array nodes live only in their parents' slots.)
-  function evictUncompiled() {
-    prune(n => n.body !== null);
-  }
-
-  /** Keeps the listed nodes that `keep` accepts (nodeCount = their number); returns how many of them are compiled. */
-  function prune(keep) {
-    nodeCount = 0;
-    let compiled = 0;
-    for (const [first, list] of byFirstKey) {
-      const kept = list.filter(keep);
-      if (kept.length === 0) byFirstKey.delete(first);
-      else byFirstKey.set(first, kept);
-      nodeCount += kept.length;
-      for (const n of kept) if (n.body !== null) compiled++;
-    }
-    return compiled;
-  }
-
-  /** Should this call use the frame driver? Yes, but while cold no, except for a trial window every COLD_CALLS calls. */
-  function framesNow() {
-    if (cold && ++calls === COLD_CALLS) {
-      calls = 0;
-      cold = false;
-      probes = fresh = 0;
-    }
-    return !cold;
-  }
-
-  function endWindow() {
-    cold = fresh * 4 > WINDOW;
-    probes = 0;
-    fresh = 0;
-  }
-
-  function find(keys) {
-    if (++probes === WINDOW) endWindow();
-    const first = keys.length === 0 ? '' : keys[0];
-    let list = byFirstKey.get(first);
-    if (list !== undefined) {
-      for (let i = 0; i < list.length; i++) if (sameKeys(list[i].keys, keys)) return list[i];
-    }
-    fresh++;
-    if (list === undefined) {
-      list = [];
-      byFirstKey.set(first, list);
-    } else if (list.length >= MAX_PER_FIRST_KEY) {
-      return null;
-    }
-    const node = newNode(keys);
-    list.push(node);
-    return node;
-  }
-
-  function use(node) {
-    node.recent++;
-    if (node.body === null && ++node.uses % COMPILE_AFTER === 0 && (node.uses === COMPILE_AFTER || node.uses % 64 === 0)) {
-      if (compiledCount >= MAX_COMPILED) sweep();
-      if (compiledCount < MAX_COMPILED) compileNode(node);
-    }
-    return node;
-  }
-
-  // All compiled slots taken: forget the nodes used fewer than KEEP_RECENT
-  // times since the last sweep (a node still held by a kept parent's slot
-  // goes on working there). A node that found no room retries every 64 uses.
-  function sweep() {
-    compiledCount = prune(n => n.recent >= KEEP_RECENT);
-    for (const list of byFirstKey.values()) for (const n of list) n.recent = 0;
-  }
-
-  function setSlot(parent, pos, node) {
-    while (parent.slots.length < pos - 1) parent.slots.push(undefined);
-    parent.slots[pos - 1] = node;
-  }
-
-  /** The node for an object with `keys`, through the slot of the parent's sizer at position `pos` (1-based; 0 = none). */
-  function lookUp(keys, parent, pos) {
-    if (parent === null || pos === 0) {
-      // the last such node first: consecutive documents of one shape skip the Map
-      if (lastUnslotted !== null && sameKeys(lastUnslotted.keys, keys)) {
-        if (++probes === WINDOW) endWindow();
-        return use(lastUnslotted);
-      }
-      const node = find(keys);
-      if (node === null) return null;
-      lastUnslotted = node;
-      return use(node);
-    }
-    const hint = parent.slots[pos - 1];
-    if (hint !== undefined && sameKeys(hint.keys, keys)) return hint.body !== null ? hint : use(hint);
-    const node = find(keys);
-    if (node === null) return null;
-    setSlot(parent, pos, node);
-    return use(node);
-  }
-
-  /** The node for an array at the parent's position `pos` (null when there is no parent sizer). */
-  function arrayAt(parent, pos) {
-    if (parent === null || pos === 0) return null;
-    const hint = parent.slots[pos - 1];
-    if (hint !== undefined && hint.keys === null) return hint.body !== null ? hint : use(hint);
-    const node = newNode(null);
-    setSlot(parent, pos, node);
-    return use(node);
-  }
 
   function compileNode(node) {
     const keys = node.keys;
-    if (keys !== null && keys.length > MAX_KEYS) return;
+    if (keys !== null && keys.length > MAX_KEYS) return false;
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
-    if (make === null) return;
+    if (make === null) return false;
     [node.body, node.frame] = make(...PARAMS.map(p => (p === 'node' ? node : p === 'afterToBSON' ? afterToBSON : h[p])));
-    compiledCount++;
+    return true;
   }
 
   // A value whose `toBSON` (already read) is a function: the generic path calls it.
@@ -200,17 +52,7 @@ function createShapes(h) {
     return h.elementSize(st, name, value, false, isArray, ignoreUndefined, stack);
   }
 
-  tables.push({
-    nodes: () => nodeCount,
-    compiled: () => compiledCount,
-    reset() {
-      byFirstKey.clear();
-      lastUnslotted = null;
-      nodeCount = compiledCount = calls = probes = fresh = 0;
-      cold = false;
-    }
-  });
-  return { lookUp, arrayAt, framesNow };
+  return createTable(compileNode, n => n.body !== null);
 }
 
 // What the generated code may call: the generic sizer's functions and
@@ -362,17 +204,5 @@ let total = 5 + body(st, obj, flags & 1, stack);
 ${DRAIN}};
 return [body, arrayFrame];`;
 }
-
-// For the tests: counters over all tables, and a reset to an empty table.
-const sum = f => tables.reduce((n, t) => n + f(t), 0);
-const testing = {
-  nodes: () => sum(t => t.nodes()),
-  compiled: () => sum(t => t.compiled()),
-  tables: () => tables.length,
-  reset: () => tables.forEach(t => t.reset()),
-  MAX_NODES,
-  MAX_COMPILED,
-  COLD_CALLS
-};
 
 module.exports = { createShapes, testing };

@@ -1,0 +1,191 @@
+'use strict';
+// The shape table behind the shape-compiled sizers (size.js):
+// key lists seen at run time, each a node that gets compiled once it has
+// recurred COMPILE_AFTER times. Nodes are found by key list (a Map on the
+// first key, a few lists each) and remembered per position of the parent
+// node, so nested documents of one shape find theirs with one list compare.
+// The table is bounded (MAX_NODES, MAX_COMPILED), and while most look-ups
+// bring a key list never seen before (keys made from ids or dates) it goes
+// cold: the caller then takes its generic path.
+
+const COMPILE_AFTER = 4;
+const MAX_NODES = 1024; // key lists in a table
+const MAX_COMPILED = 512; // nodes (key lists and array positions) compiled per table
+const KEEP_RECENT = 16; // uses since the last sweep that keep a node
+const MAX_PER_FIRST_KEY = 32; // documents of many collections all start with _id
+// cold: of the last WINDOW look-ups, more than a quarter brought a new key
+// list ({ $set: { [day]: v } } brings one new list in two look-ups); then
+// calls use the generic path, and after COLD_CALLS of them the table gets one
+// more window of look-ups to show whether key lists recur again. (A look-up
+// that adds a node costs ~0.5 µs: far too much to make on every call.)
+const WINDOW = 64;
+const COLD_CALLS = 65536;
+
+// every table, for the tests' counters and resets
+const tables = [];
+
+function sameKeys(a, b) {
+  if (a === null || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * A shape table. `compile(node)` generates the node's code (it sets
+ * its own fields on the node) and returns whether it did; `isCompiled(node)`
+ * says whether it has.
+ */
+function createTable(compile, isCompiled) {
+  const byFirstKey = new Map();
+  let nodeCount = 0;
+  let compiledCount = 0;
+  let calls = 0; // calls since the table went cold
+  let probes = 0; // look-ups in the current window
+  let fresh = 0; // of which brought a key list not in the table
+  let cold = false;
+  let lastUnslotted = null; // the node of the last look-up without a parent slot
+
+  // keys: the key list (null: an array node). slots: the node each
+  // position's embedded object or array had last. The compiler adds its own
+  // fields (declared here, so that every node has one hidden class).
+  function newNode(keys) {
+    if (nodeCount >= MAX_NODES) evictUncompiled();
+    nodeCount++;
+    return { keys, uses: 0, recent: 0, slots: [], body: null, frame: null };
+  }
+
+  // A full table keeps its compiled nodes and forgets the others (key lists
+  // seen fewer than COMPILE_AFTER times), so that lists which recur later can
+  // still be learned. (Array nodes live only in their parents' slots.)
+  function evictUncompiled() {
+    prune(isCompiled);
+  }
+
+  /** Keeps the listed nodes that `keep` accepts (nodeCount = their number); returns how many of them are compiled. */
+  function prune(keep) {
+    nodeCount = 0;
+    let compiled = 0;
+    for (const [first, list] of byFirstKey) {
+      const kept = list.filter(keep);
+      if (kept.length === 0) byFirstKey.delete(first);
+      else byFirstKey.set(first, kept);
+      nodeCount += kept.length;
+      for (const n of kept) if (isCompiled(n)) compiled++;
+    }
+    return compiled;
+  }
+
+  /** Should this call use the table? Yes, but while cold no, except for a trial window every COLD_CALLS calls. */
+  function framesNow() {
+    if (cold && ++calls === COLD_CALLS) {
+      calls = 0;
+      cold = false;
+      probes = fresh = 0;
+    }
+    return !cold;
+  }
+
+  function endWindow() {
+    cold = fresh * 4 > WINDOW;
+    probes = 0;
+    fresh = 0;
+  }
+
+  function find(keys) {
+    if (++probes === WINDOW) endWindow();
+    const first = keys.length === 0 ? '' : keys[0];
+    let list = byFirstKey.get(first);
+    if (list !== undefined) {
+      for (let i = 0; i < list.length; i++) if (sameKeys(list[i].keys, keys)) return list[i];
+    }
+    fresh++;
+    if (list === undefined) {
+      list = [];
+      byFirstKey.set(first, list);
+    } else if (list.length >= MAX_PER_FIRST_KEY) {
+      return null;
+    }
+    const node = newNode(keys);
+    list.push(node);
+    return node;
+  }
+
+  function use(node) {
+    node.recent++;
+    if (!isCompiled(node) && ++node.uses % COMPILE_AFTER === 0 && (node.uses === COMPILE_AFTER || node.uses % 64 === 0)) {
+      if (compiledCount >= MAX_COMPILED) sweep();
+      if (compiledCount < MAX_COMPILED && compile(node)) compiledCount++;
+    }
+    return node;
+  }
+
+  // All compiled slots taken: forget the nodes used fewer than KEEP_RECENT
+  // times since the last sweep (a node still held by a kept parent's slot
+  // goes on working there). A node that found no room retries every 64 uses.
+  function sweep() {
+    compiledCount = prune(n => n.recent >= KEEP_RECENT);
+    for (const list of byFirstKey.values()) for (const n of list) n.recent = 0;
+  }
+
+  function setSlot(parent, pos, node) {
+    while (parent.slots.length < pos - 1) parent.slots.push(undefined);
+    parent.slots[pos - 1] = node;
+  }
+
+  /** The node for an object with `keys`, through the parent node's slot at position `pos` (1-based; 0 = none). */
+  function lookUp(keys, parent, pos) {
+    if (parent === null || pos === 0) {
+      // the last such node first: consecutive documents of one shape skip the Map
+      if (lastUnslotted !== null && sameKeys(lastUnslotted.keys, keys)) {
+        if (++probes === WINDOW) endWindow();
+        return use(lastUnslotted);
+      }
+      const node = find(keys);
+      if (node === null) return null;
+      lastUnslotted = node;
+      return use(node);
+    }
+    const hint = parent.slots[pos - 1];
+    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint);
+    const node = find(keys);
+    if (node === null) return null;
+    setSlot(parent, pos, node);
+    return use(node);
+  }
+
+  /** The node for an array at the parent's position `pos` (null when there is no parent node). */
+  function arrayAt(parent, pos) {
+    if (parent === null || pos === 0) return null;
+    const hint = parent.slots[pos - 1];
+    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint);
+    const node = newNode(null);
+    setSlot(parent, pos, node);
+    return use(node);
+  }
+
+  tables.push({
+    nodes: () => nodeCount,
+    compiled: () => compiledCount,
+    reset() {
+      byFirstKey.clear();
+      lastUnslotted = null;
+      nodeCount = compiledCount = calls = probes = fresh = 0;
+      cold = false;
+    }
+  });
+  return { lookUp, arrayAt, framesNow };
+}
+
+// For the tests: counters over all tables, and a reset to empty tables.
+const sum = f => tables.reduce((n, t) => n + f(t), 0);
+const testing = {
+  nodes: () => sum(t => t.nodes()),
+  compiled: () => sum(t => t.compiled()),
+  tables: () => tables.length,
+  reset: () => tables.forEach(t => t.reset()),
+  MAX_NODES,
+  MAX_COMPILED,
+  COLD_CALLS
+};
+
+module.exports = { createTable, testing };
