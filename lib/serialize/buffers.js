@@ -1,10 +1,12 @@
 'use strict';
 // The serializer's memory: the encode tape (ops / nums / bytes / args, one
 // Tape per re-entrancy level) and the output buffers (pool, big scratch),
-// and runNative, the one native call that turns a tape into BSON bytes.
+// and runNative, the one native call that turns a tape into BSON bytes
+// (the smallest tapes are laid out in JS: serialize/small.js).
 const { Buffer } = require('node:buffer');
 const { addon, SLOT, ensureScratch } = require('../native');
 const { countDocument } = require('./keys');
+const { writeSmall, MAX_OPS: SMALL_OPS, MAX_BYTES: SMALL_BYTES } = require('./small');
 const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
 
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
@@ -39,6 +41,7 @@ class Tape {
     this.f64 = null;
     this.i32 = null;
     this.i64 = null;
+    this.nums8 = null;
     this.ni = 0; // next 8-byte number slot
     this.numsLimit = 0;
     this.u8 = null;
@@ -78,6 +81,7 @@ class Tape {
     this.f64 = new Float64Array(buffer);
     this.i32 = new Int32Array(buffer);
     this.i64 = new BigInt64Array(buffer);
+    this.nums8 = new Uint8Array(buffer);
     this.numsLimit = this.f64.length - 2;
   }
   setBytes(buffer) {
@@ -141,6 +145,7 @@ const POOL_SIZE = 120 * 1024; // below glibc's 128 KiB mmap threshold: reused he
 const POOL_DOC_MAX = POOL_SIZE / 4;
 const MAX_PRESIZE = 64 * 1024 * 1024;
 let pool = registered[SLOT.encOut];
+let poolBytes = new Uint8Array(pool);
 let poolPos = 0;
 let big = null;
 let configuredOut = 0; // setInternalBufferSize / minInternalBufferSize
@@ -156,6 +161,7 @@ function rawArrayBuffer(size) {
 
 function newPool() {
   pool = rawArrayBuffer(POOL_SIZE);
+  poolBytes = new Uint8Array(pool);
   poolPos = 0;
 }
 
@@ -197,6 +203,16 @@ function runNative(tape, BSONError, fresh) {
   countDocument();
   const opsLen = tape.opi;
   const argc = tape.ai;
+  if (opsLen <= SMALL_OPS && argc === ARG0) {
+    // the smallest documents: laid out in JS (serialize/small.js), else natively below
+    if (pool.byteLength - poolPos < SMALL_BYTES) newPool();
+    const n = writeSmall(tape, poolBytes, poolPos);
+    if (n >= 0) {
+      lastBuf = pool;
+      lastOff = poolPos;
+      return n;
+    }
+  }
   register(SLOT.encOps, tape.opsBuf);
   register(SLOT.encNums, tape.numsBuf);
   register(SLOT.encBytes, tape.bytesBuf);

@@ -14,6 +14,7 @@ const K_FLAGS = 7;
 const K_REF = ~0xff; // entry & K_REF: the key's tape bits (0 = send the key inline)
 
 const keyCache = new Map();
+const keyNames = []; // by id (the native key table's keys, for serialize/small.js)
 let nextKeyId = 0;
 const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
 
@@ -67,6 +68,7 @@ function newKey(key) {
   if (!definable(key)) return flags; // inline key
   const id = nextKeyId++;
   addon.defineKey(id, key);
+  keyNames[id] = key;
   const entry = ((id + 1) << 8) | flags;
   keyCache.set(key, entry);
   return entry;
@@ -104,6 +106,11 @@ function keyEntry(key, m) {
   return window.cold ? coldMiss(key, m) : lookUp(key, m);
 }
 
+/** The key defined with `id`. */
+function keyName(id) {
+  return keyNames[id];
+}
+
 /** The memo slot of the key at position `idx` (1-based, after the increment) at `depth`. */
 function memoSlot(depth, idx) {
   return ((depth & 15) << 6) | (idx & 63);
@@ -114,4 +121,4 @@ function keyCacheState(key) {
   return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
 }
 
-module.exports = { keyEntry, memoSlot, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };
+module.exports = { keyEntry, keyName, memoSlot, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };
