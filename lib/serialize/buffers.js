@@ -6,7 +6,7 @@
 const { Buffer } = require('node:buffer');
 const { addon, SLOT, ensureScratch } = require('../native');
 const { countDocument } = require('./keys');
-const { writeSmall, MAX_OPS: SMALL_OPS, MAX_BYTES: SMALL_BYTES } = require('./small');
+const { writeSmall, MAX_OPS: SMALL_OPS, MAX_OP_BYTES: SMALL_OP_BYTES } = require('./small');
 const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
 
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
@@ -45,6 +45,7 @@ class Tape {
     this.ni = 0; // next 8-byte number slot
     this.numsLimit = 0;
     this.u8 = null;
+    this.bytesView = null;
     this.bi = 0; // next byte
     this.bytesLimit = 0;
     this.args = null;
@@ -88,6 +89,7 @@ class Tape {
     this.bytesBuf = buffer;
     this.bytesSize = buffer.byteLength;
     this.u8 = new Uint8Array(buffer);
+    this.bytesView = new DataView(buffer);
     this.bytesLimit = this.u8.length - 64;
   }
   hasRoom() {
@@ -146,6 +148,7 @@ const POOL_DOC_MAX = POOL_SIZE / 4;
 const MAX_PRESIZE = 64 * 1024 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);
+let poolView = new DataView(pool);
 let poolPos = 0;
 let big = null;
 let configuredOut = 0; // setInternalBufferSize / minInternalBufferSize
@@ -162,6 +165,7 @@ function rawArrayBuffer(size) {
 function newPool() {
   pool = rawArrayBuffer(POOL_SIZE);
   poolBytes = new Uint8Array(pool);
+  poolView = new DataView(pool);
   poolPos = 0;
 }
 
@@ -205,8 +209,8 @@ function runNative(tape, BSONError, fresh) {
   const argc = tape.ai;
   if (opsLen <= SMALL_OPS && argc === ARG0) {
     // the smallest documents: laid out in JS (serialize/small.js), else natively below
-    if (pool.byteLength - poolPos < SMALL_BYTES) newPool();
-    const n = writeSmall(tape, poolBytes, poolPos);
+    if (pool.byteLength - poolPos < 4 + opsLen * SMALL_OP_BYTES) newPool();
+    const n = writeSmall(tape, poolBytes, poolView, poolPos);
     if (n >= 0) {
       lastBuf = pool;
       lastOff = poolPos;

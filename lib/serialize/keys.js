@@ -121,4 +121,4 @@ function keyCacheState(key) {
   return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
 }
 
-module.exports = { keyEntry, keyName, memoSlot, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };
+module.exports = { keyEntry, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };

@@ -13,16 +13,16 @@
 // returns -1 (before anything is returned to the caller) at the first op it
 // does not take; runNative then writes the same tape natively.
 const OP = require('./ops');
-const { keyName } = require('./keys');
+const { keyName, KEY_CACHE_MAX } = require('./keys');
 
 const { END, DOUBLE, DOC, ARRAY, FALSE, TRUE, NULL, INT32, SKIP, STRING_BYTES, INT64, TIMESTAMP, DATE, OID, OID_INTS } = OP;
 const TWO_32 = 2 ** 32;
 
-const MAX_OPS = 16;
-// The most bytes MAX_OPS ops can take: per element a type byte, a key of at
-// most 64 bytes (or a 10-digit index) and its NUL, and a value of at most
-// SHORT_STRING_BYTES + 5 bytes; 4 more per document.
-const MAX_BYTES = MAX_OPS * (1 + 65 + OP.SHORT_STRING_BYTES + 5) + 4;
+const MAX_OPS = 16; // (measured: the JS layout is ahead of the native call up to about 16 ops)
+// The most bytes one op can take: an element's type byte, a key of at most
+// 64 bytes (or a 10-digit index) and its NUL, and a value of at most
+// SHORT_STRING_BYTES + 5 bytes (a document's 4-byte size and its END fit too).
+const MAX_OP_BYTES = 1 + 65 + OP.SHORT_STRING_BYTES + 5;
 const KEY_BYTES = 1 << 30; // (types.js: a key on the bytes tape, its length in bits 8-15)
 const REF_MASK = 0x3fffff; // (the key id + 1 of a cached key, bits 8-29)
 
@@ -34,11 +34,13 @@ const starts = new Int32Array(MAX_OPS + 1);
 const arrays = new Uint8Array(MAX_OPS + 1);
 const indices = new Int32Array(MAX_OPS + 1);
 
-function putInt32(out, at, v) {
-  out[at] = v;
-  out[at + 1] = v >>> 8;
-  out[at + 2] = v >>> 16;
-  out[at + 3] = v >>> 24;
+/**
+ * Copies n bytes of the bytes tape in 4-byte words (the tape has 64 bytes
+ * past its last element, the output MAX_OP_BYTES per op: the words past n
+ * are overwritten by what follows, or lie past the document).
+ */
+function copy(view, at, from, bi, n) {
+  for (let j = 0; j < n; j += 4) view.setInt32(at + j, from.getInt32(bi + j, true), true);
 }
 
 /** The decimal digits of array index `v` and the NUL after them, at `at`; returns the next position. */
@@ -54,9 +56,41 @@ function putIndex(out, at, v) {
   return at + s.length + 1;
 }
 
+// Cached keys of at most 7 ASCII characters as the two little-endian int32
+// words of their bytes and NUL (filled in on first use): written with two
+// stores, as the Rust writer writes key words.
+const PACKED_MAX = 7;
+const packedWords = new Int32Array(2 * KEY_CACHE_MAX);
+const packedLengths = new Int8Array(KEY_CACHE_MAX); // bytes with the NUL; 0 not yet packed, -1 not packable
+
+function pack(id) {
+  const key = keyName(id);
+  const n = key.length;
+  let lo = 0;
+  let hi = 0;
+  for (let j = 0; j < n; j++) {
+    const c = key.charCodeAt(j);
+    if (c > 127 || n > PACKED_MAX) return (packedLengths[id] = -1);
+    if (j < 4) lo |= c << (8 * j);
+    else hi |= c << (8 * (j - 4));
+  }
+  packedWords[2 * id] = lo;
+  packedWords[2 * id + 1] = hi;
+  return (packedLengths[id] = n + 1);
+}
+
 /** Cached key `ref` (id + 1) and its NUL at `at`; returns the next position, or -1 for a non-ASCII key. */
-function putCachedKey(out, at, ref) {
-  const key = keyName(ref - 1);
+function putCachedKey(out, view, at, ref) {
+  const id = ref - 1;
+  let len = packedLengths[id];
+  if (len === 0) len = pack(id);
+  if (len > 0) {
+    // (the 8 bytes fit: an element has room for a 64-byte key)
+    view.setInt32(at, packedWords[2 * id], true);
+    view.setInt32(at + 4, packedWords[2 * id + 1], true);
+    return at + len;
+  }
+  const key = keyName(id);
   const n = key.length;
   for (let j = 0; j < n; j++) {
     const c = key.charCodeAt(j);
@@ -69,13 +103,15 @@ function putCachedKey(out, at, ref) {
 
 /**
  * Writes the document on tape `t` (at most MAX_OPS ops, no string or byte
- * args) into `out` at `start` (with room for MAX_BYTES); returns its length,
- * or -1 if this file does not take the tape.
+ * args) into `out` (and `view`, a DataView of the same bytes) at `start`
+ * (with room for 4 + MAX_OP_BYTES per op); returns its length, or -1 if this file does not
+ * take the tape. (Number slots are copied as int32 halves: their exact bits.)
  */
-function writeSmall(t, out, start) {
+function writeSmall(t, out, view, start) {
   const opsLen = t.opi; // (at most MAX_OPS, and no args: runNative checks)
   const ops = t.ops;
   const nums8 = t.nums8;
+  const i32 = t.i32;
   const bytes = t.u8;
   let ni = 0;
   let bi = 0;
@@ -88,7 +124,7 @@ function writeSmall(t, out, start) {
     const op = word & 0xff;
     if (op === END) {
       out[at++] = 0;
-      putInt32(out, starts[depth], at - starts[depth]);
+      view.setInt32(starts[depth], at - starts[depth], true);
       if (depth === 0) {
         if (oi !== opsLen - 1) return -1;
         counts.written++;
@@ -114,35 +150,34 @@ function writeSmall(t, out, start) {
       at = putIndex(out, at, indices[depth]++);
     } else if ((word & KEY_BYTES) !== 0) {
       const n = (word >>> 8) & 0xff;
-      for (let j = 0; j < n; j++) if ((out[at + j] = bytes[bi + j]) === 0) return -1; // (Rust's error)
+      for (let j = 0; j < n; j++) if (bytes[bi + j] === 0) return -1; // (Rust's error)
+      copy(view, at, t.bytesView, bi, n);
       out[at + n] = 0;
       at += n + 1;
       bi += n;
     } else {
       const ref = (word >>> 8) & REF_MASK;
       if (ref === 0) return -1;
-      at = putCachedKey(out, at, ref);
+      at = putCachedKey(out, view, at, ref);
       if (at < 0) return -1;
     }
     // the value
     if (op === INT32) {
-      const k = ni * 8;
-      for (let j = 0; j < 4; j++) out[at + j] = nums8[k + j];
+      view.setInt32(at, i32[ni * 2], true);
       at += 4;
       ni++;
     } else if (op === DOUBLE || op === INT64 || op === TIMESTAMP) {
-      const k = ni * 8;
-      for (let j = 0; j < 8; j++) out[at + j] = nums8[k + j];
+      view.setInt32(at, i32[ni * 2], true);
+      view.setInt32(at + 4, i32[ni * 2 + 1], true);
       at += 8;
       ni++;
     } else if (op === STRING_BYTES) {
-      const k = ni * 8;
-      const n = nums8[k] | (nums8[k + 1] << 8) | (nums8[k + 2] << 16) | (nums8[k + 3] << 24);
+      const n = i32[ni * 2];
       if (n < 0 || n > OP.SHORT_STRING_BYTES) return -1;
       ni++;
-      putInt32(out, at, n + 1);
+      view.setInt32(at, n + 1, true);
       at += 4;
-      for (let j = 0; j < n; j++) out[at + j] = bytes[bi + j];
+      copy(view, at, t.bytesView, bi, n);
       out[at + n] = 0;
       at += n + 1;
       bi += n;
@@ -153,8 +188,8 @@ function writeSmall(t, out, start) {
       else if (!(Math.abs(ms) <= Number.MAX_SAFE_INTEGER)) return -1;
       ms = Math.trunc(ms);
       const high = Math.floor(ms / TWO_32);
-      putInt32(out, at, ms - high * TWO_32);
-      putInt32(out, at + 4, high);
+      view.setUint32(at, ms - high * TWO_32, true);
+      view.setInt32(at + 4, high, true);
       at += 8;
     } else if (op === OID_INTS) {
       // four 24-bit ints in two slots, each written big-endian (values.rs oid_from_ints)
@@ -183,4 +218,4 @@ function writeSmall(t, out, start) {
   return -1; // (no END for the root: the walk always writes one)
 }
 
-module.exports = { writeSmall, counts, MAX_OPS, MAX_BYTES };
+module.exports = { writeSmall, counts, MAX_OPS, MAX_OP_BYTES };
