@@ -41,7 +41,6 @@ class Tape {
     this.f64 = null;
     this.i32 = null;
     this.i64 = null;
-    this.nums8 = null;
     this.ni = 0; // next 8-byte number slot
     this.numsLimit = 0;
     this.u8 = null;
@@ -82,7 +81,6 @@ class Tape {
     this.f64 = new Float64Array(buffer);
     this.i32 = new Int32Array(buffer);
     this.i64 = new BigInt64Array(buffer);
-    this.nums8 = new Uint8Array(buffer);
     this.numsLimit = this.f64.length - 2;
   }
   setBytes(buffer) {

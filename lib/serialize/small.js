@@ -104,13 +104,13 @@ function putCachedKey(out, view, at, ref) {
 /**
  * Writes the document on tape `t` (at most MAX_OPS ops, no string or byte
  * args) into `out` (and `view`, a DataView of the same bytes) at `start`
- * (with room for 4 + MAX_OP_BYTES per op); returns its length, or -1 if this file does not
- * take the tape. (Number slots are copied as int32 halves: their exact bits.)
+ * (with room for 4 + MAX_OP_BYTES per op); returns its length, or -1 if
+ * this file does not take the tape. (Number slots are copied as int32
+ * halves: their exact bits.)
  */
 function writeSmall(t, out, view, start) {
   const opsLen = t.opi; // (at most MAX_OPS, and no args: runNative checks)
   const ops = t.ops;
-  const nums8 = t.nums8;
   const i32 = t.i32;
   const bytes = t.u8;
   let ni = 0;
@@ -193,11 +193,11 @@ function writeSmall(t, out, view, start) {
       at += 8;
     } else if (op === OID_INTS) {
       // four 24-bit ints in two slots, each written big-endian (values.rs oid_from_ints)
-      const k = ni * 8;
       for (let j = 0; j < 4; j++) {
-        out[at + 3 * j] = nums8[k + 4 * j + 2];
-        out[at + 3 * j + 1] = nums8[k + 4 * j + 1];
-        out[at + 3 * j + 2] = nums8[k + 4 * j];
+        const v = i32[ni * 2 + j];
+        out[at + 3 * j] = v >>> 16;
+        out[at + 3 * j + 1] = v >>> 8;
+        out[at + 3 * j + 2] = v;
       }
       at += 12;
       ni += 2;
