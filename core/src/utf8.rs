@@ -61,6 +61,44 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
   lossy(key).as_bytes() == name
 }
 
+/// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
+/// (cleared first); returns the largest code unit, so that the binding can
+/// make a one-byte string when it is below 0x100. One pass where V8's own
+/// UTF-8 decoder makes two (it measures, then decodes). Invalid input never
+/// comes here; it would give wrong code units, never a panic.
+pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) -> u16 {
+  out.clear();
+  out.reserve(bytes.len());
+  let at = |i: usize| -> u32 { bytes.get(i).map_or(0, |&b| u32::from(b) & 0x3f) };
+  let mut max = 0u16;
+  let mut i = 0;
+  while let Some(&b0) = bytes.get(i) {
+    let b0 = u32::from(b0);
+    let (cp, len) = if b0 < 0x80 {
+      (b0, 1)
+    } else if b0 < 0xe0 {
+      (((b0 & 0x1f) << 6) | at(i + 1), 2)
+    } else if b0 < 0xf0 {
+      (((b0 & 0x0f) << 12) | (at(i + 1) << 6) | at(i + 2), 3)
+    } else {
+      (((b0 & 0x07) << 18) | (at(i + 1) << 12) | (at(i + 2) << 6) | at(i + 3), 4)
+    };
+    i += len;
+    if cp < 0x1_0000 {
+      let unit = cp as u16;
+      max = max.max(unit);
+      out.push(unit);
+    } else {
+      let c = cp.wrapping_sub(0x1_0000);
+      let (high, low) = (0xd800 | ((c >> 10) & 0x3ff) as u16, 0xdc00 | (c & 0x3ff) as u16);
+      out.push(high);
+      out.push(low);
+      max = max.max(low);
+    }
+  }
+  max
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -84,6 +122,25 @@ mod tests {
     assert_eq!(classify("é".as_bytes()), UTF8);
     assert_eq!(classify(&[0xff]), LOSSY);
     assert_eq!(classify(&[0xed, 0xa0, 0x80]), LOSSY);
+  }
+
+  #[test]
+  fn utf16_of_valid_utf8() {
+    let mut out = Vec::new();
+    for text in ["", "abc", "é", "naïve café", "日本語のテキスト", "😀 emoji 🚀", "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}", "Ā"] {
+      let max = to_utf16(text.as_bytes(), &mut out);
+      let expected: Vec<u16> = text.encode_utf16().collect();
+      assert_eq!(out, expected, "{text:?}");
+      assert_eq!(max, expected.iter().copied().max().unwrap_or(0), "{text:?}");
+    }
+    // every scalar value, one at a time and all in one string
+    let all: String = (0..=0x10ffffu32).filter_map(char::from_u32).collect();
+    to_utf16(all.as_bytes(), &mut out);
+    assert!(out.iter().copied().eq(all.encode_utf16()));
+    // invalid input (never given): no panic
+    for bad in [&[0xff][..], &[0xe6, 0x97], &[0xf0], &[0xc3]] {
+      to_utf16(bad, &mut out);
+    }
   }
 
   #[test]
