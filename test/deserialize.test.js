@@ -656,6 +656,58 @@ test('many distinct keys stay correct (bounded caches)', () => {
   for (let round = 0; round < 3; round++) same(bytes, undefined, 'wide');
 });
 
+test('objects of keys never seen before (built in dictionary mode) are js-bson\'s', () => {
+  // Past small.js's 128 bytes, so that the Rust reader and the builder read them; after
+  // thousands of fresh keys the reader's key table is cold and new keys arrive as strings.
+  const pad = [0x02, 'pad', str('p'.repeat(120))];
+  let last;
+  for (let i = 0; i < 30000; i++) {
+    const m = doc([[0x02, 't' + i, str('v' + i)], [0x10, 'u' + i, int32(i)], [0x10, 'fixed', int32(1)]]);
+    const d = doc([pad, [0x03, 'm', m]]);
+    if (i % 1000 === 0) same(d, undefined, `fresh ${i}`);
+    else {
+      const v = rs.deserialize(d);
+      const keys = Object.keys(v.m);
+      if (keys.length !== 3 || keys[0] !== 't' + i || v.m['u' + i] !== i || Object.getPrototypeOf(v.m) !== Object.prototype) {
+        assert.fail(`document ${i}: ${JSON.stringify(v)}`);
+      }
+    }
+    last = i;
+  }
+  // tricky keys among fresh ones: integer-like keys come first, __proto__ stays an own property
+  for (let i = 0; i < 200; i++) {
+    const n = last + 1 + i;
+    const m = doc([[0x10, 'z' + n, int32(1)], [0x10, '10', int32(2)], [0x10, '2', int32(3)], [0x10, '__proto__', int32(4)], [0x10, 'constructor', int32(5)], [0x10, '', int32(6)], [0x10, 'a' + n, int32(7)]]);
+    const bytes = doc([pad, [0x03, 'm', m], [0x04, 'arr', doc([[0x03, '0', m]])]]);
+    same(bytes, undefined, `tricky ${i}`);
+    const v = rs.deserialize(bytes);
+    assert.deepStrictEqual(Object.keys(v.m), ['2', '10', 'z' + n, '__proto__', 'constructor', '', 'a' + n]);
+    assert.strictEqual(Object.getPrototypeOf(v.m), Object.prototype);
+    assert.strictEqual(v.m.__proto__, 4); // eslint-disable-line no-proto
+  }
+});
+
+test('only objects with keys the reader did not intern are built in dictionary mode', () => {
+  // (%HasFastProperties: V8's own flag, in a child process with natives syntax)
+  const script = `
+    const js = require('bson');
+    const rs = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const pad = 'p'.repeat(120);
+    // a document of recurring keys (> 128 bytes: the Rust reader), first decodes and later ones
+    const fixed = js.serialize({ pad, m: { a: 1, b: 'x', c: true } });
+    const first = rs.deserialize(fixed);
+    for (let i = 0; i < 10; i++) rs.deserialize(fixed);
+    const later = rs.deserialize(fixed);
+    // ever-new keys until the reader's key table is cold, then one more
+    for (let i = 0; i < 8000; i++) rs.deserialize(js.serialize({ pad, m: { ['t' + i]: i, ['u' + i]: i, fixed: 1 } }));
+    const fresh = rs.deserialize(js.serialize({ pad, m: { tLast: 1, uLast: 2, fixed: 1 } }));
+    process.stdout.write(JSON.stringify([%HasFastProperties(first.m), %HasFastProperties(later.m), %HasFastProperties(fresh.m)]));
+  `;
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..') });
+  assert.strictEqual(r.stderr, '');
+  assert.deepStrictEqual(JSON.parse(r.stdout), [true, true, false]);
+});
+
 test('large documents grow and shrink the scratch', () => {
   const big = { a: Array.from({ length: 300000 }, (_, i) => (i % 2 ? i : 'v' + i)) };
   const bytes = js.serialize(big);

@@ -157,6 +157,30 @@ function createBuilder(bson, layout) {
   }
 
   /**
+   * Whether one of the n key words at ops[pc] is 0: a key the Rust reader
+   * did not intern, in practice one never seen before (ids or dates as keys).
+   */
+  function hasFreshKey(ops, pc, n) {
+    for (let k = 0; k < n; k++) if (ops[pc + k] === 0) return true;
+    return false;
+  }
+
+  /**
+   * An empty plain object that V8 keeps in dictionary mode (deleting a
+   * property that is not the last one normalises it). Objects of ever-new
+   * keys are built in it: a new key then costs a hash-table insert instead
+   * of a new hidden class and a transition from the empty object's map, which
+   * measured 3x on 12 new keys (7.4 against 22 µs). It is an ordinary object:
+   * same prototype, same property order.
+   */
+  function dictionaryObject() {
+    const o = { a: 0, b: 0 };
+    delete o.a;
+    delete o.b;
+    return o;
+  }
+
+  /**
    * A binary value: a view of the input, as js-bson's. Outside build's switch:
    * in a process that has decoded many shapes, build's inlining budget is
    * spent and subarray / the Binary constructor were called out of line (a
@@ -253,7 +277,7 @@ function createBuilder(bson, layout) {
         case OBJ_GENERIC_DBREF: {
           const n = ops[pc++];
           sp -= n;
-          let o = {};
+          let o = hasFreshKey(ops, pc, n) ? dictionaryObject() : {};
           for (let k = 0; k < n; k++) {
             const kw = ops[pc++];
             assignValue(o, kw === 0 ? S[si++] : keys[kw - 1], st[sp + k]);
