@@ -138,3 +138,36 @@ test('random small documents of every type', () => {
   }
   assert.ok(taken > 50, `${taken} taken by the JS reader`);
 });
+
+test('ever-new keys: dictionary-mode objects with js-bson\'s values; alternating shapes stay fast', () => {
+  // values first, in this process: fresh keys (integer-like ones too) once the key window is cold
+  for (let i = 0; i < 3000; i++) {
+    same(js.serialize({ ['id' + i]: i }), undefined, `id ${i}`);
+    same(js.serialize({ $set: { [String(i)]: i, ['day.' + i]: 'v' } }), undefined, `set ${i}`);
+  }
+  // the objects' mode (%HasFastProperties: V8's own flag, in a child process with natives syntax)
+  const { spawnSync } = require('node:child_process');
+  const path = require('node:path');
+  const script = `
+    const js = require('bson');
+    const rs = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const first = rs.deserialize(js.serialize({ firstEver: 1 })); // a new key, but the window is not cold
+    const ok = js.serialize({ ok: 1 }), ack = js.serialize({ n: 1, ok: 1 });
+    let alternating = true;
+    for (let i = 0; i < 2000; i++) {
+      const a = rs.deserialize(i % 2 ? ok : ack);
+      if (i > 1000 && !%HasFastProperties(a)) alternating = false;
+    }
+    const warm = rs.deserialize(js.serialize({ anotherNew: 1 })); // new, after windows of misses of seen keys: not cold
+    rs.deserialize(js.serialize({ $set: { x: 1 } })); // ($set: a key seen lately)
+    for (let i = 0; i < 2000; i++) rs.deserialize(js.serialize({ ['id' + i]: i }));
+    const fresh = rs.deserialize(js.serialize({ idLast: 1 }));
+    const nested = rs.deserialize(js.serialize({ $set: { 'day.last': 1 } }));
+    const again = rs.deserialize(ok);
+    const same = rs.deserialize(ok); // (its key from the memo)
+    process.stdout.write(JSON.stringify([%HasFastProperties(first), alternating, %HasFastProperties(warm), %HasFastProperties(fresh), %HasFastProperties(nested), %HasFastProperties(nested.$set), %HasFastProperties(again), %HasFastProperties(same)]));
+  `;
+  const r = spawnSync(process.execPath, ['--allow-natives-syntax', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..') });
+  assert.strictEqual(r.stderr, '');
+  assert.deepStrictEqual(JSON.parse(r.stdout), [true, true, true, false, true, false, true, true]);
+});

@@ -18,6 +18,7 @@
 // recognises documents that obviously need none.
 const { Buffer } = require('node:buffer');
 const { getInt32LE: int32 } = require('./options');
+const { dictionaryObject } = require('./shapes');
 
 const MAX_BYTES = 128;
 const BIG_BYTES = 64 * 1024;
@@ -41,6 +42,37 @@ const valueMemo = new Array(MAX_ELEMENTS).fill('');
 
 let elements = 0;
 
+// Ever-new keys ({ [userId]: n }, { $set: { [day]: v } }): a key that misses
+// its memo is looked up among the keys seen lately; when more than half of a
+// window's memo misses are keys not seen lately, the window after it is
+// cold, and an object whose first key is such a key is built in dictionary
+// mode (shapes.js dictionaryObject). Alternating shapes ({ ok: 1 }, then
+// { n: 1, ok: 1 }) miss their memos but not the seen set, so their objects
+// stay ordinary fast objects; a key that hits its memo costs nothing here.
+const SEEN_MAX = 4096;
+const KEY_WINDOW = 256;
+const seen = new Set();
+const window = { misses: 0, fresh: 0, cold: false };
+
+/** Counts a memo miss (`fresh`: a key not seen lately) in the window; returns whether the window is cold. */
+function countMiss(fresh) {
+  if (fresh) window.fresh++;
+  if (++window.misses >= KEY_WINDOW) {
+    window.cold = window.fresh * 2 > window.misses;
+    window.misses = 0;
+    window.fresh = 0;
+  }
+  return window.cold;
+}
+
+/** Whether `key` (just made, not from its memo) was not seen lately; remembers it. */
+function isFresh(key) {
+  if (seen.has(key)) return false;
+  if (seen.size >= SEEN_MAX) seen.clear();
+  seen.add(key);
+  return true;
+}
+
 /** The ASCII string buf[start, end), from memo[slot] when that holds the same bytes. */
 function stringAt(memos, buf, start, end, slot) {
   const memo = memos[slot];
@@ -57,11 +89,11 @@ function stringAt(memos, buf, start, end, slot) {
 
 /** The document whose elements start at `at` and whose terminating 0 is at `end`, or undefined. */
 function readDocument(buf, at, end, depth) {
-  const o = {};
+  let o = null; // (made at the first key: in dictionary mode when that key is fresh in a cold window)
   for (;;) {
-    if (at >= end) return at === end && buf[at] === 0 ? o : undefined;
+    if (at >= end) return at === end && buf[at] === 0 ? (o ?? {}) : undefined;
     const type = buf[at++];
-    if (type === 0) return at - 1 === end ? o : undefined;
+    if (type === 0) return at - 1 === end ? (o ?? {}) : undefined;
     const slot = elements++;
     if (slot >= MAX_ELEMENTS) return undefined;
     const keyStart = at;
@@ -71,7 +103,14 @@ function readDocument(buf, at, end, depth) {
       at++;
     }
     if (at >= end) return undefined;
+    const memo = keyMemo[slot];
     const key = stringAt(keyMemo, buf, keyStart, at, slot);
+    // (the first key decides the object's mode: it cannot change cheaply later)
+    if (key !== memo) {
+      const fresh = isFresh(key);
+      const cold = countMiss(fresh);
+      if (o === null) o = fresh && cold ? dictionaryObject() : {};
+    } else if (o === null) o = {};
     at++;
     // js-bson turns { $ref, $id, ... } into a DBRef, and defines __proto__ specially
     if (key.charCodeAt(0) === 36 && (key === '$ref' || key === '$id' || key === '$db')) return undefined;
