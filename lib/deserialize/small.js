@@ -52,17 +52,17 @@ let elements = 0;
 const SEEN_MAX = 4096;
 const KEY_WINDOW = 256;
 const seen = new Set();
-const window = { misses: 0, fresh: 0, cold: false };
+const keyWindow = { misses: 0, fresh: 0, cold: false };
 
 /** Counts a memo miss (`fresh`: a key not seen lately) in the window; returns whether the window is cold. */
 function countMiss(fresh) {
-  if (fresh) window.fresh++;
-  if (++window.misses >= KEY_WINDOW) {
-    window.cold = window.fresh * 2 > window.misses;
-    window.misses = 0;
-    window.fresh = 0;
+  if (fresh) keyWindow.fresh++;
+  if (++keyWindow.misses >= KEY_WINDOW) {
+    keyWindow.cold = keyWindow.fresh * 2 > keyWindow.misses;
+    keyWindow.misses = 0;
+    keyWindow.fresh = 0;
   }
-  return window.cold;
+  return keyWindow.cold;
 }
 
 /** Whether `key` (just made, not from its memo) was not seen lately; remembers it. */
