@@ -10,7 +10,7 @@ use bson_rs_core::utf8;
 use napi::sys;
 
 use crate::napi_util::{check_msg, guard, Args};
-use crate::state::{DecodeState, EnvState, NameList, TextScratch, CHUNK, DEC_NUMS, DEC_OPS};
+use crate::state::{DecodeState, EnvState, NameList, CHUNK, DEC_NUMS, DEC_OPS};
 
 /// Reads a name list: a string in which each name is preceded by a NUL (a
 /// BSON key never contains NUL), or null. Returns whether a list was given.
@@ -47,25 +47,19 @@ fn read_names(env: sys::napi_env, value: sys::napi_value, names: &mut NameList) 
 /// The longest string (in UTF-8 bytes) that make_string converts itself.
 const TEXT_SCRATCH_MAX: usize = 64 * 1024;
 
-fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, text: &mut TextScratch) -> Result<sys::napi_value, String> {
+fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, utf16: &mut Vec<u16>) -> Result<sys::napi_value, String> {
   let mut out = std::ptr::null_mut();
   let status = match kind {
     // SAFETY: `bytes` is valid for its length; ASCII is valid latin1.
     utf8::ASCII => unsafe { sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out) },
     // Valid UTF-8 (checked by the core), converted here in one pass (V8's
-    // UTF-8 decoder behind napi_create_string_utf8 makes two); up to
-    // TEXT_SCRATCH_MAX bytes, so that the scratch stays small.
+    // UTF-8 decoder behind napi_create_string_utf8 makes two; V8 still makes
+    // a one-byte string of units below 0x100); up to TEXT_SCRATCH_MAX bytes,
+    // so that the scratch stays small.
     utf8::UTF8 if bytes.len() <= TEXT_SCRATCH_MAX => {
-      let TextScratch { utf16, latin1 } = text;
-      if utf8::to_utf16(bytes, utf16) < 0x100 {
-        latin1.clear();
-        latin1.extend(utf16.iter().map(|&u| u as u8));
-        // SAFETY: `latin1` is valid for its length.
-        unsafe { sys::napi_create_string_latin1(env, latin1.as_ptr().cast(), latin1.len() as isize, &mut out) }
-      } else {
-        // SAFETY: `utf16` is valid for its length.
-        unsafe { sys::napi_create_string_utf16(env, utf16.as_ptr(), utf16.len() as isize, &mut out) }
-      }
+      utf8::to_utf16(bytes, utf16);
+      // SAFETY: `utf16` is valid for its length.
+      unsafe { sys::napi_create_string_utf16(env, utf16.as_ptr(), utf16.len() as isize, &mut out) }
     }
     // SAFETY: `bytes` is valid UTF-8 (checked by the core) for its length.
     utf8::UTF8 => unsafe { sys::napi_create_string_utf8(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out) },
@@ -83,30 +77,30 @@ fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, text: &mut TextScratc
   Ok(out)
 }
 
-fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Span, text: &mut TextScratch) -> Result<sys::napi_value, String> {
+fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Span, utf16: &mut Vec<u16>) -> Result<sys::napi_value, String> {
   if span.kind == SPAN_KEY {
     let kind = cache.keys.list.get(span.start as usize).map_or(utf8::LOSSY, |k| k.kind);
-    return make_string(env, cache.key_bytes(span.start), kind, text);
+    return make_string(env, cache.key_bytes(span.start), kind, utf16);
   }
   let bytes = input.get(span.start as usize..span.end as usize).ok_or("bson-rs: string span out of range")?;
-  make_string(env, bytes, span.kind, text)
+  make_string(env, bytes, span.kind, utf16)
 }
 
 /// Sends all strings of the last decode (or, after an error, its regular
 /// expressions) to the sink, `CHUNK` per call.
 fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input: &[u8], after_error: bool) -> Result<(), String> {
-  let DecodeState { cache, args, text, .. } = dec;
+  let DecodeState { cache, args, utf16, .. } = dec;
   if after_error {
     let spans = cache.error_regex_spans();
     if spans.is_empty() {
       return Ok(());
     }
-    send(env, sink, cache, args, text, input, spans.iter())
+    send(env, sink, cache, args, utf16, input, spans.iter())
   } else {
     if cache.span_count() == 0 {
       return Ok(());
     }
-    send(env, sink, cache, args, text, input, cache.spans())
+    send(env, sink, cache, args, utf16, input, cache.spans())
   }
 }
 
@@ -115,7 +109,7 @@ fn send<'a>(
   sink: sys::napi_ref,
   cache: &DecodeCache,
   args: &mut Vec<sys::napi_value>,
-  text: &mut TextScratch,
+  utf16: &mut Vec<u16>,
   input: &[u8],
   spans: impl Iterator<Item = &'a Span>,
 ) -> Result<(), String> {
@@ -136,7 +130,7 @@ fn send<'a>(
     args.clear();
     let mut result = Ok(());
     for span in spans.by_ref().take(CHUNK) {
-      match span_string(env, cache, input, span, text) {
+      match span_string(env, cache, input, span, utf16) {
         Ok(v) => args.push(v),
         Err(e) => {
           result = Err(e);

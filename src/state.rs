@@ -63,15 +63,8 @@ pub struct DecodeState {
   pub args: Vec<sys::napi_value>,
   pub raw_names: NameList,
   pub utf8_names: NameList,
-  /// Reusable buffers of a non-ASCII string's conversion (decode.rs, make_string).
-  pub text: TextScratch,
-}
-
-/// A non-ASCII string as UTF-16 code units, or as latin1 when they all fit.
-#[derive(Default)]
-pub struct TextScratch {
+  /// Reusable buffer of a non-ASCII string's UTF-16 code units (decode.rs, make_string).
   pub utf16: Vec<u16>,
-  pub latin1: Vec<u8>,
 }
 
 /// A decoded name list and the text it came from.
@@ -84,7 +77,7 @@ pub struct NameList {
 
 impl DecodeState {
   pub fn new() -> Self {
-    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default(), text: TextScratch::default() }
+    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default(), utf16: Vec::new() }
   }
 }
 

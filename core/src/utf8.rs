@@ -62,15 +62,13 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 }
 
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
-/// (cleared first); returns the largest code unit, so that the binding can
-/// make a one-byte string when it is below 0x100. One pass where V8's own
-/// UTF-8 decoder makes two (it measures, then decodes). Invalid input never
-/// comes here; it would give wrong code units, never a panic.
-pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) -> u16 {
+/// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
+/// measures, then decodes). Invalid input never comes here; it would give
+/// wrong code units, never a panic.
+pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
   out.reserve(bytes.len());
   let at = |i: usize| -> u32 { bytes.get(i).map_or(0, |&b| u32::from(b) & 0x3f) };
-  let mut max = 0u16;
   let mut i = 0;
   while let Some(&b0) = bytes.get(i) {
     let b0 = u32::from(b0);
@@ -85,18 +83,13 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) -> u16 {
     };
     i += len;
     if cp < 0x1_0000 {
-      let unit = cp as u16;
-      max = max.max(unit);
-      out.push(unit);
+      out.push(cp as u16);
     } else {
       let c = cp.wrapping_sub(0x1_0000);
-      let (high, low) = (0xd800 | ((c >> 10) & 0x3ff) as u16, 0xdc00 | (c & 0x3ff) as u16);
-      out.push(high);
-      out.push(low);
-      max = max.max(low);
+      out.push(0xd800 | ((c >> 10) & 0x3ff) as u16);
+      out.push(0xdc00 | (c & 0x3ff) as u16);
     }
   }
-  max
 }
 
 #[cfg(test)]
@@ -128,10 +121,9 @@ mod tests {
   fn utf16_of_valid_utf8() {
     let mut out = Vec::new();
     for text in ["", "abc", "é", "naïve café", "日本語のテキスト", "😀 emoji 🚀", "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}", "Ā"] {
-      let max = to_utf16(text.as_bytes(), &mut out);
+      to_utf16(text.as_bytes(), &mut out);
       let expected: Vec<u16> = text.encode_utf16().collect();
       assert_eq!(out, expected, "{text:?}");
-      assert_eq!(max, expected.iter().copied().max().unwrap_or(0), "{text:?}");
     }
     // every scalar value, one at a time and all in one string
     let all: String = (0..=0x10ffffu32).filter_map(char::from_u32).collect();
