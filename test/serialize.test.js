@@ -3,6 +3,8 @@
 // bson-rs against js-bson (the oracle) — same bytes, same sizes, same errors.
 const test = require('node:test');
 const assert = require('node:assert');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
 const { js, rs } = require('./support/oracle');
 const { assertFastSizeTraps, traced } = require('./support/traps');
 
@@ -484,6 +486,38 @@ test('binary arguments across native chunks, and Uint8Array look-alikes', () => 
   const weird = new Binary(Buffer.from([1, 2, 3, 4]));
   weird.position = 2; // fewer bytes than the buffer holds
   same({ weird });
+});
+
+test('tape growth inside a lane run: every tape, every kind the lanes write', () => {
+  // The lanes check the tapes' room once per several elements (Tape#room).
+  // Each document in a process of its own, so that the tapes start at their
+  // first size and the document fills one of them (ops, number slots, bytes) mid-run.
+  const script = `
+    const { js, rs } = require('./test/support/oracle');
+    const { ObjectId, Long, Timestamp } = js;
+    const n = 40000;
+    const oid = (i) => new ObjectId(i.toString(16).padStart(24, '0'));
+    const array = (make) => ({ run: Array.from({ length: n }, (_, i) => make(i)) });
+    const make = {
+      // the document lane: numbers and strings under many keys
+      wide: () => Object.fromEntries(Array.from({ length: n }, (_, i) => ['k' + i, i % 2 ? 'v'.repeat(i % 48) : i * 1.5])),
+      // the array lane
+      long: () => array((i) => 'L'.repeat(49) + i), // an op (and a string arg) each
+      oids: () => array(oid), // 2 number slots each
+      short: () => array((i) => 's'.repeat(i % 49) + i), // up to 53 bytes each
+      longs: () => array((i) => Long.fromNumber(i * 1e6)),
+      dates: () => array((i) => new Date(i * 1000)),
+      mixed: () => array((i) => [i, 'x'.repeat(i % 48), oid(i), new Date(i), Timestamp.fromNumber(i), i + 0.5][i % 6])
+    };
+    const doc = make[process.argv[1]]();
+    const same = [0, 1].map(() => Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
+    console.log(JSON.stringify(same));
+  `;
+  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed']) {
+    const r = spawnSync(process.execPath, ['-e', script, name], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
+    assert.strictEqual(r.status, 0, r.stderr);
+    assert.deepStrictEqual(JSON.parse(r.stdout), [true, true], name);
+  }
 });
 
 test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a run', () => {

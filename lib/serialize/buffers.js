@@ -93,6 +93,14 @@ class Tape {
   hasRoom() {
     return this.opi < this.opsLimit && this.ni < this.numsLimit && this.bi < this.bytesLimit;
   }
+  /**
+   * How many more elements may be written before hasRoom() must be asked
+   * again: hasRoom() stays true for the first room() - 1 of them (each takes
+   * at most 1 op, 2 number slots and 64 bytes); 0 when it is false now.
+   */
+  room() {
+    return Math.max(0, Math.min(this.opsLimit - this.opi, (this.numsLimit - this.ni + 1) >> 1, (this.bytesLimit - this.bi + 63) >> 6));
+  }
   /** Grows whichever buffer is near its end. */
   grow() {
     if (this.opi >= this.opsLimit) {

@@ -201,6 +201,7 @@ function createLanes(bson, layout, types) {
    */
   function documentLane(walker, t, target, keys, idx, depth, key, value) {
     let hand = HAND_NONE;
+    let room = t.room(); // (as in arrayLane)
     for (;;) {
       if (typeof value.toBSON === 'function') {
         hand = HAND_TOBSON;
@@ -215,7 +216,7 @@ function createLanes(bson, layout, types) {
       const w = keyWord(entry);
       if (typeof value === 'number') writeNumber(t, w, key, value);
       else writeString(t, w, key, value);
-      if (!t.hasRoom() || idx >= keys.length) break;
+      if ((--room <= 0 && (room = t.room()) === 0) || idx >= keys.length) break;
       key = keys[idx++];
       value = target[key];
       if (typeof value !== 'number' && typeof value !== 'string') {
@@ -274,6 +275,7 @@ function createLanes(bson, layout, types) {
   function arrayLane(walker, t, target, idx, value) {
     let i = idx - 1;
     let hand = HAND_NONE;
+    let room = t.room(); // (a counter in a register instead of hasRoom()'s six loads per element)
     for (;;) {
       if (typeof value.toBSON === 'function') {
         hand = HAND_TOBSON;
@@ -285,7 +287,7 @@ function createLanes(bson, layout, types) {
         hand = HAND_PRE;
         break;
       }
-      if (!t.hasRoom()) break;
+      if (--room <= 0 && (room = t.room()) === 0) break;
       if (idx >= target.length) {
         hand = HAND_END;
         break;
