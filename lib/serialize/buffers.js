@@ -95,11 +95,13 @@ class Tape {
   }
   /**
    * How many more elements may be written before hasRoom() must be asked
-   * again: hasRoom() stays true for the first room() - 1 of them (each takes
-   * at most 1 op, 2 number slots and 64 bytes); 0 when it is false now.
+   * again: hasRoom() stays true for the first room() - 1 of them; 0 when it
+   * is false now. Each takes at most 1 op, 2 number slots and 128 bytes (an
+   * inline key of up to 64, which reserveBytes makes room for, then up to
+   * 48 of the value, which must start below bytesLimit).
    */
   room() {
-    return Math.max(0, Math.min(this.opsLimit - this.opi, (this.numsLimit - this.ni + 1) >> 1, (this.bytesLimit - this.bi + 63) >> 6));
+    return Math.max(0, Math.min(this.opsLimit - this.opi, (this.numsLimit - this.ni + 1) >> 1, (this.bytesLimit - this.bi + 127) >> 7));
   }
   /** Grows whichever buffer is near its end. */
   grow() {
