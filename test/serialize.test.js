@@ -507,13 +507,36 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
       short: () => array((i) => 's'.repeat(i % 49) + i), // up to 53 bytes each
       longs: () => array((i) => Long.fromNumber(i * 1e6)),
       dates: () => array((i) => new Date(i * 1000)),
-      mixed: () => array((i) => [i, 'x'.repeat(i % 48), oid(i), new Date(i), Timestamp.fromNumber(i), i + 0.5][i % 6])
+      mixed: () => array((i) => [i, 'x'.repeat(i % 48), oid(i), new Date(i), Timestamp.fromNumber(i), i + 0.5][i % 6]),
+      // the document lane at its byte bound: an inline key of 64 bytes and a
+      // 48-byte string, then a cached key and a 48-byte string, in turn
+      inlineKeys: () => {
+        const keys = require('./lib/serialize/keys');
+        // fill the native key table (cached keys c0.., then fillers), so
+        // that every new key is sent inline; each 256-key document twice, so
+        // that keys are defined even in a cold window (defined where they recur)
+        const names = Array.from({ length: keys.KEY_CACHE_MAX }, (_, i) => (i < n / 2 ? 'c' : 'f') + i);
+        for (let i = 0; i < names.length; i += 256) {
+          const d = Object.fromEntries(names.slice(i, i + 256).map((k) => [k, 1]));
+          rs.serialize(d);
+          rs.serialize(d);
+        }
+        if (keys.keyCacheState('c0').size !== keys.KEY_CACHE_MAX) throw new Error('key table not full');
+        // and a warm window, in which a cached key is looked up, not sent
+        // inline (a window of 8192 documents ends at the next fresh key)
+        const known = { c0: 1, c1: 'x', c2: 2.5 };
+        for (let i = 0; i < 8192; i++) rs.serialize(known);
+        rs.serialize({ fresh: 1 });
+        if (keys.keyCacheState('c0').cold) throw new Error('window still cold');
+        const s = 'v'.repeat(48);
+        return Object.fromEntries(Array.from({ length: n }, (_, i) => [i % 2 ? 'c' + (i >> 1) : ('i' + i).padEnd(64, 'z'), s]));
+      }
     };
     const doc = make[process.argv[1]]();
     const same = [0, 1].map(() => Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
     console.log(JSON.stringify(same));
   `;
-  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed']) {
+  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'inlineKeys']) {
     const r = spawnSync(process.execPath, ['-e', script, name], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
     assert.strictEqual(r.status, 0, r.stderr);
     assert.deepStrictEqual(JSON.parse(r.stdout), [true, true], name);
