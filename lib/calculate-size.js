@@ -8,12 +8,13 @@
 // Two drivers walk the same frames in the same order (js-bson's: a frame's
 // values in key order, then its child objects last-pushed first):
 //   - `walk`, js-bson's explicit stack, used without code generation, with
-//     serializeFunctions, and below MAX_FRAME_DEPTH nested frames;
+//     serializeFunctions, below MAX_FRAME_DEPTH nested frames, and under an
+//     object whose key list is too long to compile (MAX_KEYS);
 //   - `frame`, a recursion that hands each plain object to the sizer compiled
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
 const { isMap, isDate, isRegExp, isAnyArrayBuffer } = require('./serialize/predicates');
-const { createShapes } = require('./shaped/size');
+const { createShapes, MAX_KEYS } = require('./shaped/size');
 
 // Name-length memo, by slot (a frame's base + position): documents of one
 // shape hit it with a pointer compare instead of Buffer.byteLength.
@@ -146,7 +147,17 @@ module.exports = function createSizer(bson, layout) {
   // mirrored in a Set when deep.
   function walk(st, object, flags, serializeFunctions) {
     // (its own array, not st.stack: measured 1.1-1.2x slower on { [id]: n })
-    const stack = [object, flags & IGNORE_UNDEFINED];
+    return walkStack(st, [object, flags & IGNORE_UNDEFINED], serializeFunctions);
+  }
+
+  /** walk for an object `frame` has entered and enumerated: its elements, then its subtree on walk's stack. */
+  function walkEntered(st, obj, target, keys, flags) {
+    const stack = [obj, (flags & IGNORE_UNDEFINED) | EXIT];
+    const total = 5 + objectFields(st, target, keys, flags & IGNORE_UNDEFINED, false, stack);
+    return total + walkStack(st, stack, false);
+  }
+
+  function walkStack(st, stack, serializeFunctions) {
     let total = 0;
     while (stack.length > 0) {
       const f = stack.pop();
@@ -239,6 +250,13 @@ module.exports = function createSizer(bson, layout) {
 
   /** The rest of `frame` once the object is entered and enumerated (also where a compiled frame whose keys differ goes on). */
   function frameBody(st, obj, kind, target, keys, flags, parent) {
+    if (kind === OBJECT && keys.length > MAX_KEYS) {
+      // never compiled: the frame driver's look-ups would only cost (full_bson's
+      // 91 keys: 0.88x the walk's time), so the walk sizes this whole subtree
+      const total = walkEntered(st, obj, target, keys, flags);
+      st.depth--;
+      return total;
+    }
     const stack = st.stack;
     const base = stack.length;
     const ignoreUndefined = flags & IGNORE_UNDEFINED;

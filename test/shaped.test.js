@@ -132,6 +132,43 @@ test('getters run in js-bson order through compiled frames', () => {
   }
 });
 
+test('a key list too long to compile: its subtree is sized by the walk, in js-bson order', () => {
+  const { MAX_KEYS } = require('../lib/shaped/size');
+  const make = log => {
+    const leaf = n => ({
+      get v() {
+        log.push('v' + n);
+        return n;
+      },
+      w: { u: n }
+    });
+    const big = {};
+    for (let i = 0; i <= MAX_KEYS; i++) big['k' + i] = [leaf(i), [leaf(i), 'x'], 's' + i, i * 0.5][i % 4];
+    big.code = new js.Code('f', { s: leaf(-1) });
+    big.none = undefined;
+    return big;
+  };
+  const check = (wrap, context) => {
+    for (let i = 0; i < WARM; i++) {
+      const jsLog = [];
+      const rsLog = [];
+      assert.strictEqual(rs.calculateObjectSize(wrap(make(rsLog))), js.calculateObjectSize(wrap(make(jsLog))), context);
+      assert.ok(jsLog.length > MAX_KEYS / 2, 'the getters ran');
+      assert.deepStrictEqual(rsLog, jsLog, `${context}, call ${i}`);
+    }
+  };
+  check(big => big, 'at the root');
+  // at a position of a compiled frame, beside a sibling of a compiled shape
+  warmUp(() => ({ a: { b: 1 }, big: {} }));
+  check(big => ({ a: { b: 1 }, big }), 'under a compiled frame');
+  const cyclic = make([]);
+  cyclic.k0.w.u = cyclic;
+  sameSize(cyclic, undefined, 'a cycle to the long key list');
+  sameSize({ a: { b: 1 }, big: cyclic }, undefined, 'the same under a compiled frame');
+  const shared = make([]);
+  sameSize({ a: { b: 1 }, big: shared, again: shared }, undefined, 'a shared object is not a cycle');
+});
+
 test('cycles are found through compiled frames', () => {
   warmUp(() => ({ a: { b: { c: 1 } }, s: 's' }));
   const root = { a: { b: { c: 1 } }, s: 's' };

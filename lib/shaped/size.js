@@ -21,10 +21,11 @@ const { Buffer } = require('node:buffer');
 const codegen = require('./codegen');
 const { createTable, testing } = require('./table');
 
-// Key lists longer than this take the generic frame: in a fresh process a
-// compiled sizer of flat_bson's 145 keys ran at 0.7x js-bson for its first
-// ~100 ms (1.5x with the generic frame from the start; shared-process
-// full_bson, 91 keys: 2.29x generic against 2.46-2.62x compiled).
+// Key lists longer than this are not compiled (calculate-size.js sizes such an
+// object's subtree with its walk): in a fresh process a compiled sizer of
+// flat_bson's 145 keys ran at 0.7x js-bson for its first ~100 ms (1.5x with
+// the generic frame from the start), and full_bson's 91 keys compiled ran at
+// 0.70-1.06x the walk's speed.
 const MAX_KEYS = 64;
 // keys per generated function (V8 stops optimising very large functions)
 const CHUNK_KEYS = 32;
@@ -40,8 +41,7 @@ function createShapes(h) {
   if (!codegen.available) return null;
 
   function compileNode(node) {
-    const keys = node.keys;
-    if (keys !== null && keys.length > MAX_KEYS) return false;
+    const keys = node.keys; // (at most MAX_KEYS: calculate-size.js's frameBody walks longer lists)
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
     if (make === null) return false;
@@ -209,4 +209,4 @@ ${DRAIN}};
 return [body, arrayFrame];`;
 }
 
-module.exports = { createShapes, testing };
+module.exports = { createShapes, testing, MAX_KEYS };
