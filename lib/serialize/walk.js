@@ -69,6 +69,7 @@ class Walker {
     this.hand = 0;
     this.key = undefined;
     this.value = undefined;
+    this.entry = 0; // HAND_NO_TOBSON: the key's cache entry (not looked up twice)
     this.pre = PRE_NONE;
     this.preTag = undefined;
   }
@@ -211,6 +212,7 @@ function createLanes(bson, layout, types) {
       if ((entry & K_FLAGS) !== 0) {
         // a key to check: the generic path (toBSON is known to be absent)
         hand = HAND_NO_TOBSON;
+        walker.entry = entry;
         break;
       }
       const w = keyWord(entry);
@@ -327,6 +329,7 @@ function createWalk(bson, layout) {
     let depth = 0;
     let toBSONChecked = false;
     let toBSONAbsent = false;
+    let laneEntry = false; // the key's entry is in walker.entry (HAND_NO_TOBSON)
     let pre = PRE_NONE; // what the array lane already read of the value it hands over
     let preTag;
 
@@ -362,7 +365,7 @@ function createWalk(bson, layout) {
             key = walker.key;
             value = walker.value;
             if (hand === HAND_TOBSON) toBSONChecked = true;
-            else if (hand === HAND_NO_TOBSON) toBSONAbsent = true;
+            else if (hand === HAND_NO_TOBSON) toBSONAbsent = laneEntry = true;
           }
         }
       } else if (kind === KIND_ARR) {
@@ -430,7 +433,10 @@ function createWalk(bson, layout) {
       if (isArr) {
         w = rustArr ? KEY_INDEX : KEY_INLINE;
       } else if (typeof key === 'string') {
-        const entry = keyEntry(key, memoSlot(depth, idx));
+        // (a second keyEntry would find the lane's memo entry and, in a cold
+        // window, define the key as if it had recurred)
+        const entry = laneEntry ? walker.entry : keyEntry(key, memoSlot(depth, idx));
+        laneEntry = false;
         if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
         w = keyWord(entry);
       } else {
