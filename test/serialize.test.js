@@ -543,6 +543,32 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
   }
 });
 
+test('a toBSON defined on Number / String / Boolean.prototype after the lanes and sizers are optimised', () => {
+  // The toBSON reads of primitives (predicates.js) are folded away by TurboFan
+  // while the prototypes have none; defining one later must be seen at once,
+  // by serialize and by calculateObjectSize (walk and compiled sizers).
+  const script = `
+    const { js, rs } = require('./test/support/oracle');
+    const docs = [
+      { a: [1, 2.5, 'x', true, 3], n: 4, s: 'y', b: false },
+      { v: Array.from({ length: 64 }, (_, i) => (i % 4 === 0 ? 'k' + i : i % 4 === 1 ? i * 1.5 : i % 4 === 2 ? i : i % 8 === 3)) }
+    ];
+    const run = () => docs.map((d) => [Buffer.from(rs.serialize(d)).toString('hex'), rs.calculateObjectSize(d)]);
+    const oracle = () => docs.map((d) => [Buffer.from(js.serialize(d)).toString('hex'), js.calculateObjectSize(d)]);
+    for (let i = 0; i < 20000; i++) run();
+    const out = [JSON.stringify(run()) === JSON.stringify(oracle())];
+    for (const [Proto, f] of [[Number, function () { return 'n' + this; }], [String, function () { return this.length; }], [Boolean, function () { return this ? 1 : 0; }]]) {
+      Proto.prototype.toBSON = f;
+      const got = run();
+      out.push(JSON.stringify(got) === JSON.stringify(oracle()) && JSON.stringify(got) !== JSON.stringify((delete Proto.prototype.toBSON, run())));
+    }
+    console.log(JSON.stringify(out));
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
+  assert.strictEqual(r.status, 0, r.stderr);
+  assert.deepStrictEqual(JSON.parse(r.stdout), [true, true, true, true]);
+});
+
 test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a run', () => {
   const doc = { a: [1, 2.5, -0, NaN, 2 ** 31, 'x', 3, new Int32(4), 5], long: Array.from({ length: 70000 }, (_, i) => (i % 3 ? i * 0.5 : i)) };
   same(doc);

@@ -99,15 +99,18 @@ const PARAMS = [
 /**
  * The inline size of the value `v` of one element, added to `total`: `name`
  * and `nb` are JS expressions for the element's name and its UTF-8 length,
- * `pos` the position recorded with an embedded object it pushes.
+ * `pos` the position recorded with an embedded object it pushes. (Each
+ * toBSON read of a primitive is from an assignment, so that it has an inline
+ * cache of its own rather than the one of all `v.toBSON`: see
+ * serialize/walk.js's arrayLane.)
  */
 function elementSource(name, nb, isArray, pos) {
   const generic = `elementSize(st, ${name}, v, false, ${isArray}, iu, stack)`;
   const viaToBSON = `afterToBSON(st, ${name}, ${isArray}, v, iu, stack)`;
   return `t = typeof v;
-if (t === 'number') total += typeof v.toBSON !== 'function' ? numberSize(${nb}, v) : ${viaToBSON};
-else if (t === 'string') total += typeof v.toBSON !== 'function' ? stringSize(${nb}, v) : ${viaToBSON};
-else if (t === 'boolean') total += typeof v.toBSON !== 'function' ? booleanSize(${nb}) : ${viaToBSON};
+if (t === 'number') total += typeof (num = v).toBSON !== 'function' ? numberSize(${nb}, v) : ${viaToBSON};
+else if (t === 'string') total += typeof (str = v).toBSON !== 'function' ? stringSize(${nb}, v) : ${viaToBSON};
+else if (t === 'boolean') total += typeof (bool = v).toBSON !== 'function' ? booleanSize(${nb}) : ${viaToBSON};
 else if (v === null) total += nullSize(${nb});
 else if (t !== 'object') total += ${generic};
 else if (typeof v.toBSON === 'function') total += ${viaToBSON};
@@ -157,7 +160,7 @@ function objectSource(keys) {
   for (let from = 0; from < keys.length || from === 0; from += CHUNK_KEYS) {
     const name = 'chunk' + chunks.length;
     chunks.push(name);
-    src += `const ${name} = function shapeBody(st, o, iu, stack, keys) {\nlet total = 0, v, t, tag, s;\n`;
+    src += `const ${name} = function shapeBody(st, o, iu, stack, keys) {\nlet total = 0, v, t, tag, s, num, str, bool;\n`;
     for (let i = from; i < Math.min(keys.length, from + CHUNK_KEYS); i++) {
       const q = JSON.stringify(keys[i]);
       src += `v = o[keys[${i}]];\n` + elementSource(q, Buffer.byteLength(keys[i], 'utf8'), false, i + 1);
@@ -190,7 +193,7 @@ return [body, shapeFrame];`;
 function arraySource() {
   const nb = 'nb';
   return `const body = function arrayBody(st, o, iu, stack) {
-let total = 0, v, t, tag, s, nb;
+let total = 0, v, t, tag, s, nb, num, str, bool;
 for (let i = 0; i < o.length; i++) {
 v = o[i];
 nb = i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : i < 10000 ? 4 : String(i).length;
