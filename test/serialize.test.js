@@ -544,7 +544,7 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
 });
 
 test('a toBSON defined on Number / String / Boolean.prototype after the lanes and sizers are optimised', () => {
-  // The toBSON reads of primitives (predicates.js) are folded away by TurboFan
+  // The toBSON reads of primitives (serialize/walk.js's arrayLane) are folded away by TurboFan
   // while the prototypes have none; defining one later must be seen at once,
   // by serialize and by calculateObjectSize (walk and compiled sizers).
   const script = `
