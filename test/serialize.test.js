@@ -683,7 +683,8 @@ test('objects in arrays (lane hand-over): same trap sequence as js-bson for prox
         const jsLog = [];
         const rsLog = [];
         const make = log => ({
-          a: [1, traced(targets()[t], log, 'el', unbound), new ObjectId('65494a394033a116319ce2da'), new Date(9), 'x'],
+          // (el: the lane's first object element; after: one after a Date the lane wrote, read at other sites)
+          a: [1, traced(targets()[t], log, 'el', unbound), new ObjectId('65494a394033a116319ce2da'), new Date(9), traced(targets()[t], log, 'after', unbound), 'x'],
           b: traced(targets()[t], log, 'field', unbound)
         });
         const a = outcome(() => js[fn](make(jsLog)));
