@@ -246,8 +246,8 @@ function createLanes(bson, layout, types) {
     // one for an element after a Date, ObjectId, Long or Timestamp the lane
     // wrote (afterValue), one for any other, each with an inline cache of its own
     // (reads from an assignment, as in arrayLane). In an array of Dates the
-    // first pair sees only Date.prototype's map and TurboFan folds the reads
-    // away; a single pair for every element went megamorphic in a process
+    // afterValue pair sees only Date.prototype's map and TurboFan folds the
+    // reads away; a single pair for every element went megamorphic in a process
     // that had serialized arrays of Dates, ObjectIds, Longs and documents
     // (objectid_1000 by bson-rs alone after the bench's other documents:
     // 60 µs per call with one pair, 34 µs with two). Same reads, same order,
