@@ -76,6 +76,35 @@ test('cold window: key errors and checkKeys are js-bson\'s, inline keys included
   }
 });
 
+test('cold window: keys checked and copied in one pass (stageKey), through tape growth and hand-overs', () => {
+  assert.strictEqual(keyCacheState('x').cold, true);
+  for (let i = 0; i < 4; i++) {
+    // thousands of fresh keys of up to 64 units in one document: the bytes tape grows mid-lane
+    const big = {};
+    for (let k = 0; k < 3000; k++) {
+      const key = `${String(k).padStart(6, '0')}_${i}_${'k'.repeat(k % 57)}`;
+      big[key] = k % 3 === 0 ? `s${k}` : k % 3 === 1 ? k : k + 0.5;
+    }
+    same(big);
+    // a staged key next to keys the lane hands over: '.', NUL (at the start, middle, end), '$', non-ASCII, 65 units
+    const mixed = {
+      [`a${i}`]: 1,
+      [`b.${i}`]: 2,
+      [`c${i}`]: 'x',
+      [`\u0000d${i}`]: 3,
+      [`e${i}`]: 4,
+      [`f${i}\u0000g`]: 5,
+      [`$h${i}`]: 6,
+      [`i${i}é`]: 'y',
+      [`${'j'.repeat(64)}${i}`]: 7,
+      [`k${i}`]: 'z'
+    };
+    same(mixed);
+    same(mixed, { checkKeys: true });
+    for (const key of Object.keys(mixed)) same({ [`p${i}`]: 1, [key]: 'v', [`q${i}`]: 2 }, { checkKeys: i % 2 === 0 });
+  }
+});
+
 test('cold window: empty keys inline, at every depth, leave the tape as it is', () => {
   assert.strictEqual(keyCacheState('x').cold, true);
   let doc = { v: 1 };

@@ -4,6 +4,7 @@
 // are the js-bson key checks that would fail. Shared by every js-bson copy
 // (one native key table per environment); bounded (KEY_CACHE_MAX keys).
 const { addon } = require('../native');
+const { KEY_BYTES_MAX } = require('./types');
 
 const KEY_CACHE_MAX = 65536;
 const KEY_MAX_LENGTH = 64; // longer keys are sent inline
@@ -11,6 +12,7 @@ const K_NUL = 1;
 const K_DOLLAR = 2;
 const K_DOT = 4;
 const K_FLAGS = 7;
+const K_STAGED = 8; // (returned, never cached) the key's bytes are on the bytes tape at tape.bi (stageKey)
 const K_REF = ~0xff; // entry & K_REF: the key's tape bits (0 = send the key inline)
 
 const keyCache = new Map();
@@ -86,24 +88,55 @@ function lookUp(key, m) {
   return entry;
 }
 
-/** A memo miss in a cold window: the key is sent inline (its flags checked), not looked up. */
-function coldMiss(key, m) {
+/**
+ * A memo miss in a cold window: the key is sent inline (its flags checked),
+ * not looked up. Given the tape (by the document lane, whose next write is
+ * this element), a short ASCII key is checked and copied in one pass (stageKey).
+ */
+function coldMiss(key, m, t) {
   countFresh();
-  const flags = keyFlags(key);
+  let flags = t === null ? -1 : stageKey(key, t);
+  if (flags < 0) flags = keyFlags(key);
   memoKeys[m] = key;
-  memoEntries[m] = flags;
+  memoEntries[m] = flags & ~K_STAGED;
   return flags;
 }
 
-/** The entry of string key `key` at memo slot `m` (see memoKeys). */
-function keyEntry(key, m) {
+/**
+ * Copies a key of 1..KEY_BYTES_MAX characters 1..127 to the bytes tape at
+ * t.bi (t.bi is not advanced: putInlineKey does that) and returns its flags
+ * | K_STAGED; -1 for any other key (keyFlags then). One pass instead of
+ * keyFlags' two scans and putInlineKey's copy (keys new on every call).
+ */
+function stageKey(key, t) {
+  const n = key.length;
+  // ('$' keys: keyFlags, with its ignoreKeys check)
+  if (n === 0 || n > KEY_BYTES_MAX || key.charCodeAt(0) === 36) return -1;
+  t.reserveBytes(n);
+  const u8 = t.u8;
+  const bi = t.bi;
+  let flags = K_STAGED;
+  for (let j = 0; j < n; j++) {
+    const c = key.charCodeAt(j);
+    if (c > 127 || c === 0) return -1;
+    if (c === 46) flags |= K_DOT;
+    u8[bi + j] = c;
+  }
+  return flags;
+}
+
+/**
+ * The entry of string key `key` at memo slot `m` (see memoKeys). `t`: the
+ * tape when the caller writes this key's element next (see coldMiss), else null.
+ */
+function keyEntry(key, m, t) {
   if (memoKeys[m] === key) {
     const entry = memoEntries[m];
     // (an inline entry that recurs at its slot: looked up, as it may be worth defining)
     if ((entry & K_REF) !== 0 || !window.cold || !definable(key)) return entry;
     return lookUp(key, m);
   }
-  return window.cold ? coldMiss(key, m) : lookUp(key, m);
+  return window.cold ? coldMiss(key, m, t) : lookUp(key, m);
 }
 
 /** The key defined with `id`. */
@@ -121,4 +154,4 @@ function keyCacheState(key) {
   return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
 }
 
-module.exports = { keyEntry, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF };
+module.exports = { keyEntry, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED };

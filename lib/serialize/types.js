@@ -7,8 +7,9 @@
 //
 // Every writer takes (t, w, key, value): t the Tape (buffers.js), w the key
 // word (> 0 a cached key's tape bits, KEY_INDEX an array index written by
-// Rust, KEY_INLINE the key is sent with the element, KEY_NOT_STRING a
-// non-string Map key, which throws), key the key.
+// Rust, KEY_INLINE the key is sent with the element, KEY_STAGED likewise but
+// its bytes are on the tape already, KEY_NOT_STRING a non-string Map key,
+// which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
 
@@ -34,6 +35,7 @@ const KEY_BYTES_MAX = 64;
 const KEY_INDEX = 0;
 const KEY_INLINE = -1;
 const KEY_NOT_STRING = -2;
+const KEY_STAGED = -3; // an inline key whose bytes are already at t.bi (keys.js stageKey)
 
 /** The element's op word (see the header); small, so that V8 inlines it into every writer. */
 function putOp(t, op, w, key) {
@@ -49,6 +51,11 @@ function putOp(t, op, w, key) {
 function putInlineKey(t, op, w, key) {
   if (w === KEY_NOT_STRING) throw notAString(); // js-bson's TypeError for a non-string Map key
   const n = key.length;
+  if (w === KEY_STAGED) {
+    t.ops[t.opi++] = op | KEY_BYTES | (n << 8);
+    t.bi += n;
+    return;
+  }
   if (n <= KEY_BYTES_MAX) {
     if (n !== 0) t.reserveBytes(n); // (reserveBytes(0) means "grow now")
     const u8 = t.u8;
@@ -419,8 +426,10 @@ function oidInt(a, b, c) {
 }
 
 module.exports = {
+  KEY_BYTES_MAX,
   KEY_INDEX,
   KEY_INLINE,
+  KEY_STAGED,
   KEY_NOT_STRING,
   createTypes,
   notAString,

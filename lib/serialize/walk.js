@@ -10,13 +10,13 @@
 // and call the same writers; what they cannot take they hand over with what
 // they already read (toBSONChecked / toBSONAbsent / pre).
 const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
-const { keyEntry, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF } = require('./keys');
+const { keyEntry, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED } = require('./keys');
 const T = require('./types');
 const { Tape } = require('./buffers');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
 const { writeDate, writeUint8Array, writeDocument } = T;
-const { KEY_INDEX, KEY_INLINE, KEY_NOT_STRING } = T;
+const { KEY_INDEX, KEY_INLINE, KEY_STAGED, KEY_NOT_STRING } = T;
 
 const PRE_NONE = 0;
 const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
@@ -128,10 +128,11 @@ function basicLatinKey(key) {
   return out;
 }
 
-/** The writers' key word (types.js) of a string key's cache entry: its tape bits, or KEY_INLINE. */
+/** The writers' key word (types.js) of a string key's cache entry: its tape bits, KEY_STAGED or KEY_INLINE. */
 function keyWord(entry) {
   const bits = entry & K_REF;
-  return bits === 0 ? KEY_INLINE : bits;
+  if (bits !== 0) return bits;
+  return (entry & K_STAGED) !== 0 ? KEY_STAGED : KEY_INLINE;
 }
 
 function keyError(entry, key, checkKeys, BSONError) {
@@ -209,11 +210,11 @@ function createLanes(bson, layout, types) {
         hand = HAND_TOBSON;
         break;
       }
-      const entry = keyEntry(key, memoSlot(depth, idx));
+      const entry = keyEntry(key, memoSlot(depth, idx), t);
       if ((entry & K_FLAGS) !== 0) {
-        // a key to check: the generic path (toBSON is known to be absent)
+        // a key to check: the generic path (toBSON is known to be absent; it copies the key again)
         hand = HAND_NO_TOBSON;
-        walker.entry = entry;
+        walker.entry = entry & ~K_STAGED;
         break;
       }
       const w = keyWord(entry);
@@ -474,7 +475,7 @@ function createWalk(bson, layout) {
       } else if (typeof key === 'string') {
         // (a second keyEntry would find the lane's memo entry and, in a cold
         // window, define the key as if it had recurred)
-        const entry = laneEntry ? walker.entry : keyEntry(key, memoSlot(depth, idx));
+        const entry = laneEntry ? walker.entry : keyEntry(key, memoSlot(depth, idx), null);
         laneEntry = false;
         if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
         w = keyWord(entry);
