@@ -118,6 +118,13 @@ fn keys_on_the_bytes_tape() {
   assert_eq!(run_all(&mut e, &ops, &nums, bytes, &[], 8).unwrap(), expect);
   // a NUL in the key, or a key past the end of the bytes tape: an error, not a bad document
   assert!(run_all(&mut e, &[op::NULL | kb(2), op::END], &[], b"a\0", &[], 8).is_err());
+  let mut long = [b'k'; 64];
+  for at in [0, 31, 63] {
+    long[at] = 0;
+    assert!(run_all(&mut e, &[op::NULL | kb(64), op::END], &[], &long, &[], 8).is_err(), "NUL at {at}");
+    long[at] = b'k';
+  }
+  assert!(run_all(&mut e, &[op::NULL | kb(64), op::END], &[], &long, &[], 8).is_ok());
   assert!(run_all(&mut e, &[op::NULL | kb(9), op::END], &[], b"abc", &[], 8).is_err());
 }
 
