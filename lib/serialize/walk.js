@@ -199,9 +199,12 @@ function createLanes(bson, layout, types) {
    * `value` (read at position idx - 1). Returns the next position; walker.hand
    * says why it stopped (HAND_NONE: room needed or end of the keys) and
    * walker.key / walker.value hold the element it hands to the generic path.
-   * (`keys` is our own array, so its length may be re-read freely.)
+   * (`keys` is our own array, so its length may be re-read freely.) Without
+   * checkKeys (`ck`) only a NUL needs the check: '$' and '.' keys, as in
+   * { $set: { 'a.b': 1 } }, stay in the lane.
    */
-  function documentLane(walker, t, target, keys, idx, depth, key, value) {
+  function documentLane(walker, t, target, keys, idx, depth, key, value, ck) {
+    const checked = ck ? K_FLAGS : K_NUL; // the key flags that keyError may throw for
     let hand = HAND_NONE;
     let room = t.room(); // (as in arrayLane)
     let number, string; // (one toBSON read per kind, as in arrayLane)
@@ -211,7 +214,7 @@ function createLanes(bson, layout, types) {
         break;
       }
       const entry = keyEntry(key, memoSlot(depth, idx), t);
-      if ((entry & K_FLAGS) !== 0) {
+      if ((entry & checked) !== 0) {
         // a key to check: the generic path (toBSON is known to be absent; it copies the key again)
         hand = HAND_NO_TOBSON;
         walker.entry = entry & ~K_STAGED;
@@ -399,7 +402,7 @@ function createWalk(bson, layout) {
           key = keys[idx++];
           value = target[key];
           if (typeof value === 'number' || typeof value === 'string') {
-            idx = documentLane(walker, t, target, keys, idx, depth, key, value);
+            idx = documentLane(walker, t, target, keys, idx, depth, key, value, ck);
             const hand = walker.hand;
             if (hand === HAND_NONE) continue;
             key = walker.key;
