@@ -141,6 +141,7 @@ function writeString(t, w, key, value) {
 function putStringArg(t, value) {
   t.args[t.ai++] = value;
   t.ext += value.length;
+  t.strExt += value.length;
 }
 
 /** A bigint: int64. (A Long object is writeLong.) */
