@@ -247,7 +247,7 @@ function runNative(tape, BSONError, fresh) {
       // Mostly binaries / tape bytes: the estimate is close to the size, so the
       // document is written into its own buffer and returned without a copy.
       // (Not long strings: V8's UTF-8 write into new memory was slower than into
-      // the warm scratch plus a copy, string_1mib 0.90x against 0.99x; for a
+      // the warm scratch plus a copy, string_1mib 0.89x against 0.98x; for a
       // binary the copy is what costs, binary_1mib 1.40x against 1.00x.)
       target = rawArrayBuffer(estimate + 256);
     } else {
