@@ -86,7 +86,7 @@ test('cold window: keys checked and copied in one pass (stageKey), through tape 
       big[key] = k % 3 === 0 ? `s${k}` : k % 3 === 1 ? k : k + 0.5;
     }
     same(big);
-    // a staged key next to keys the lane hands over: '.', NUL (at the start, middle, end), '$', non-ASCII, 65 units
+    // a staged key next to keys the lane hands over: '.', NUL (at the start, in the middle), '$', non-ASCII, 65 units
     const mixed = {
       [`a${i}`]: 1,
       [`b.${i}`]: 2,

@@ -107,6 +107,8 @@ function coldMiss(key, m, t) {
  * t.bi (t.bi is not advanced: putInlineKey does that) and returns its flags
  * | K_STAGED; -1 for any other key (keyFlags then). One pass instead of
  * keyFlags' two scans and putInlineKey's copy (keys new on every call).
+ * (Its own copy loop: one shared with putInlineKey measured 3% slower on
+ * newkeys_buckets serialize, 22 fresh children each.)
  */
 function stageKey(key, t) {
   const n = key.length;
