@@ -43,6 +43,43 @@ function objectIdTakesOffset(ObjectId) {
   }
 }
 
+/** May the deserializer make an ObjectId as `Object.create(ObjectId.prototype)`
+ * with `i0`..`i3` set (a fifth of the cost of the constructor's class fields
+ * and super() call)? Only when the copy keeps four ints (7.3.2+) and that
+ * object is the one `new ObjectId(bytes, offset)` makes: the same own
+ * properties in the same order with the same descriptors, and the same
+ * results from its methods and from the copy's own serialize. */
+function objectIdFromInts(bson) {
+  try {
+    const { ObjectId } = bson;
+    if (!objectIdIsFourInts(ObjectId) || !objectIdTakesOffset(ObjectId)) return false;
+    const bytes = Uint8Array.of(0xff, 0x65, 0x1f, 0x2a, 0xb3, 0xc4, 0xd5, 0xe6, 0xf7, 0x08, 0x19, 0x2a, 0x3b);
+    const built = new ObjectId(bytes, 1);
+    const made = Object.create(ObjectId.prototype);
+    made.i0 = 0x651f2a;
+    made.i1 = 0xb3c4d5;
+    made.i2 = 0xe6f708;
+    made.i3 = 0x192a3b;
+    const own = o => JSON.stringify(Reflect.ownKeys(o).map(k => [String(k), Object.getOwnPropertyDescriptor(o, k)]));
+    const results = o => [
+      o.toHexString(),
+      o.toString(),
+      o.toJSON(),
+      o.inspect(),
+      o.getTimestamp().getTime(),
+      Buffer.from(o.id).toString('hex'),
+      ObjectId.isValid(o),
+      o.equals(built),
+      built.equals(o),
+      Buffer.from(bson.serialize({ o })).toString('hex'),
+      bson.EJSON.stringify({ o })
+    ];
+    return own(made) === own(built) && JSON.stringify(results(made)) === JSON.stringify(results(built));
+  } catch {
+    return false;
+  }
+}
+
 /** Does the copy's serializer find a value's type by reading `_bsontype` once
  * per `else if` (bson 6.x, 7.0-7.2) rather than reading the
  * `Symbol.for('@@mdb.bson.type')` tag once (7.3+)? Seen by serializing an Int32
@@ -129,7 +166,7 @@ function layoutOf(bson) {
     layout = Object.freeze({
       major: majorVersion(bson),
       objectIdIsFourInts: objectIdIsFourInts(bson.ObjectId),
-      objectIdTakesOffset: objectIdTakesOffset(bson.ObjectId),
+      objectIdFromInts: objectIdFromInts(bson),
       tagReadByChain: tagReadByChain(bson),
       readsNestedRecursively: readsNestedRecursively(bson),
       readsInheritedOptions: readsInheritedOptions(bson)

@@ -84,12 +84,63 @@ describe('the layout probe', () => {
       const layout = layoutOf(require(alias));
       assert.strictEqual(layout.major, Number(version.split('.')[0]));
       assert.strictEqual(layout.objectIdIsFourInts, FOUR_INT_OBJECT_IDS.has(version));
-      assert.strictEqual(layout.objectIdTakesOffset, FOUR_INT_OBJECT_IDS.has(version));
+      assert.strictEqual(layout.objectIdFromInts, FOUR_INT_OBJECT_IDS.has(version));
       assert.strictEqual(layout.tagReadByChain, RECURSIVE.has(version));
       assert.strictEqual(layout.readsNestedRecursively, RECURSIVE.has(version));
       assert.strictEqual(layout.readsInheritedOptions, RECURSIVE.has(version));
     });
   }
+});
+
+describe('ObjectIds made without their constructor (layout.objectIdFromInts)', () => {
+  const bson = require('bson734');
+  const createDeserializer = require('../lib/deserialize');
+  const own = o => Reflect.ownKeys(o).map(k => [k, Object.getOwnPropertyDescriptor(o, k)]);
+
+  it('are the objects js-bson deserialize makes: prototype, own properties and their descriptors', () => {
+    const ids = ['0123456789abcdef01234567', 'ffffffffffffffffffffffff', '000000000000000000000000'];
+    const bytes = bson.serialize({ a: ids.map(h => new bson.ObjectId(h)), b: { c: new bson.ObjectId(ids[0]) } });
+    const ours = createDeserializer(bson).deserialize(bytes);
+    const theirs = bson.deserialize(bytes);
+    assert.strictEqual(layoutOf(bson).objectIdFromInts, true);
+    for (const [o, t] of [...ours.a.map((o, k) => [o, theirs.a[k]]), [ours.b.c, theirs.b.c]]) {
+      assert.strictEqual(Object.getPrototypeOf(o), bson.ObjectId.prototype);
+      assert.deepStrictEqual(own(o), own(t));
+      assert.strictEqual(o.toHexString(), t.toHexString());
+    }
+    assert.deepStrictEqual(ours, theirs);
+  });
+
+  it('are not made so for a copy whose constructor does more, which then gets its own constructor', () => {
+    // e.g. a release that caches the hex string, or keeps a field of its own
+    class ObjectId extends bson.ObjectId {
+      constructor(id, offset) {
+        super(id, offset);
+        this.hex = this.toHexString();
+      }
+    }
+    const copy = { ...bson, ObjectId };
+    assert.strictEqual(layoutOf(copy).objectIdIsFourInts, true);
+    assert.strictEqual(layoutOf(copy).objectIdFromInts, false);
+    const hex = '0123456789abcdef01234567';
+    const back = createDeserializer(copy).deserialize(bson.serialize({ a: [new bson.ObjectId(hex)], b: 1 }));
+    assert.ok(back.a[0] instanceof ObjectId);
+    assert.strictEqual(back.a[0].hex, hex);
+    assert.strictEqual(back.a[0].toHexString(), hex);
+  });
+
+  it('are not made so when the prototype intercepts an int', () => {
+    class ObjectId extends bson.ObjectId {}
+    Object.defineProperty(ObjectId.prototype, 'i3', {
+      get() {
+        return this.low;
+      },
+      set(v) {
+        this.low = v;
+      }
+    });
+    assert.strictEqual(layoutOf({ ...bson, ObjectId }).objectIdFromInts, false);
+  });
 });
 
 describe('the driver plug-in over each bson copy', () => {

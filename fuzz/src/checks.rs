@@ -252,8 +252,18 @@ pub fn walk(cache: &DecodeCache, js: &mut JsSide, input: &[u8], ops: &[u32], num
       dop::LONG_OBJ => V::Long(num()?),
       dop::BIGINT => V::BigInt(num()?),
       dop::OID => {
-        let o = next()?;
-        V::Oid(slice(input, o, 12, "OID")?.try_into().map_err(|_| "oid")?)
+        // Four 24-bit ints (i0..i3), two to a slot, low half first.
+        let mut b = [0u8; 12];
+        for half in 0..2 {
+          let slot = num()?;
+          for (k, int) in [slot as u32, (slot >> 32) as u32].into_iter().enumerate() {
+            if int > 0xff_ffff {
+              return Err(format!("OID int {int:#x} wider than 24 bits"));
+            }
+            b[6 * half + 3 * k..6 * half + 3 * k + 3].copy_from_slice(&int.to_be_bytes()[1..]);
+          }
+        }
+        V::Oid(b)
       }
       dop::DECIMAL128 => {
         let o = next()?;

@@ -140,7 +140,8 @@ function createBuilder(bson, layout) {
   const { ObjectId, Long, Binary, UUID, Decimal128, Double, Int32, Code, DBRef } = bson;
   const { BSONRegExp, BSONSymbol, Timestamp, MinKey, MaxKey, BSONError } = bson;
   const ByteUtils = byteUtilsOf(bson);
-  const oidAtOffset = layout.objectIdTakesOffset;
+  const oidFromInts = layout.objectIdFromInts;
+  const oidPrototype = ObjectId.prototype;
 
   function toPotentialDbRef(doc) {
     if (isDBRefLike(doc)) {
@@ -154,6 +155,35 @@ function createBuilder(bson, layout) {
     const bytes = ByteUtils.allocateUnsafe(n);
     for (let k = 0; k < n; k++) bytes[k] = input[offset + k];
     return bytes;
+  }
+
+  /** The ObjectId whose four 24-bit ints the reader put on the tape (OID):
+   * made the way `new ObjectId(input, offset)` makes it where the layout
+   * probe found that equivalent, else from its 12 bytes, as older copies'
+   * deserializers do. */
+  function objectId(i0, i1, i2, i3) {
+    if (oidFromInts) {
+      const oid = Object.create(oidPrototype);
+      oid.i0 = i0;
+      oid.i1 = i1;
+      oid.i2 = i2;
+      oid.i3 = i3;
+      return oid;
+    }
+    const b = ByteUtils.allocateUnsafe(12);
+    b[0] = i0 >>> 16;
+    b[1] = i0 >>> 8;
+    b[2] = i0;
+    b[3] = i1 >>> 16;
+    b[4] = i1 >>> 8;
+    b[5] = i1;
+    b[6] = i2 >>> 16;
+    b[7] = i2 >>> 8;
+    b[8] = i2;
+    b[9] = i3 >>> 16;
+    b[10] = i3 >>> 8;
+    b[11] = i3;
+    return new ObjectId(b);
   }
 
   /**
@@ -227,9 +257,12 @@ function createBuilder(bson, layout) {
         case NULL:
           st[sp++] = null;
           break;
-        case OID:
-          st[sp++] = oidAtOffset ? new ObjectId(input, ops[pc++]) : new ObjectId(copyBytes(input, ops[pc++], 12));
+        case OID: {
+          const k = 2 * ni;
+          ni += 2;
+          st[sp++] = objectId(i32[k], i32[k + 1], i32[k + 2], i32[k + 3]);
           break;
+        }
         case ARRAY_NUMS: {
           // An array of numbers, built directly (unboxed doubles).
           const n = w >>> 8;

@@ -117,6 +117,19 @@ fn simple_document_tape() {
 }
 
 #[test]
+fn object_id_is_four_ints_in_two_slots() {
+  let bytes = [0x65, 0x1f, 0x2a, 0xb3, 0xc4, 0xd5, 0xe6, 0xf7, 0x08, 0x19, 0x2a, 0xff];
+  let input = doc(&[(0x01, "d", 2.5f64.to_le_bytes().to_vec()), (0x07, "o", bytes.to_vec())]);
+  let (out, ops, nums) = run_with(&mut DecodeCache::new(), &input, DEFAULT, 0);
+  assert!(matches!(out, Outcome::Done(_)), "{out:?}");
+  assert_eq!(&ops[2..4], &[op::NUM | 1 << 8, op::OID]);
+  // Number slots in tape order: the double, then (i0, i1), (i2, i3), low half first.
+  assert_eq!(f64::from_bits(nums[0]), 2.5);
+  assert_eq!(nums[1], 0x651f2a | 0xb3c4d5 << 32);
+  assert_eq!(nums[2], 0xe6f708 | 0x192aff << 32);
+}
+
+#[test]
 fn short_strings_are_cached() {
   let input = doc(&[(0x02, "a", string("x")), (0x02, "b", string("x")), (0x02, "c", string("y"))]);
   let mut cache = DecodeCache::new();

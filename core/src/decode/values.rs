@@ -205,11 +205,24 @@ pub(super) fn undefined(at: i64, t: &mut Tape) -> i64 {
   at
 }
 
-/// 0x07 ObjectId: JS builds it from the 12 input bytes at `at`.
+/// 0x07 ObjectId: its 12 bytes as the four big-endian 24-bit ints js-bson
+/// (7.3.2+) keeps in `i0`..`i3`, two to a number slot (low half first); JS
+/// builds the ObjectId from them. Bytes past the end read as 0, as in JS.
 #[inline(always)]
-pub(super) fn object_id(at: i64, t: &mut Tape) -> i64 {
+pub(super) fn object_id(buf: &[u8], at: i64, t: &mut Tape) -> i64 {
+  let mut b = [0u8; 12];
+  match usize::try_from(at).ok().and_then(|i| buf.get(i..i.wrapping_add(12))) {
+    Some(s) => b.copy_from_slice(s),
+    None => {
+      for (k, slot) in b.iter_mut().enumerate() {
+        *slot = byte(buf, at + k as i64).unwrap_or(0);
+      }
+    }
+  }
+  let int24 = |k: usize| u64::from(b[k]) << 16 | u64::from(b[k + 1]) << 8 | u64::from(b[k + 2]);
   t.op(op::OID);
-  t.op(at as u32);
+  t.num(int24(0) | int24(3) << 32);
+  t.num(int24(6) | int24(9) << 32);
   at + 12
 }
 
