@@ -47,8 +47,10 @@ let elements = 0;
 // window's memo misses are keys not seen lately, the window after it is
 // cold, and an object whose first key is such a key is built in dictionary
 // mode (shapes.js dictionaryObject). Alternating shapes ({ ok: 1 }, then
-// { n: 1, ok: 1 }) miss their memos but not the seen set, so their objects
-// stay ordinary fast objects; a key that hits its memo costs nothing here.
+// { n: 1, ok: 1 }) miss their memos but not the keys seen lately, so their
+// objects stay ordinary fast objects; a key that hits its memo costs nothing here.
+// The keys seen lately are a Set of 30-bit hashes of their bytes (a Set of
+// the strings cost more; two keys of one hash only miscount one key).
 const SEEN_MAX = 4096;
 const KEY_WINDOW = 256;
 const seen = new Set();
@@ -65,23 +67,32 @@ function countMiss(fresh) {
   return keyWindow.cold;
 }
 
-/** Whether `key` (just made, not from its memo) was not seen lately; remembers it. */
-function isFresh(key) {
-  if (seen.has(key)) return false;
+/** Whether the key buf[start, end) (not from its memo) was not seen lately; remembers it. */
+function isFresh(buf, start, end) {
+  let h = 0x811c9dc5 | 0; // (FNV-1a)
+  for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i], 0x01000193);
+  h &= 0x3fffffff; // (a small integer: no heap number in the Set)
+  if (seen.has(h)) return false;
   if (seen.size >= SEEN_MAX) seen.clear();
-  seen.add(key);
+  seen.add(h);
   return true;
 }
 
-/** The ASCII string buf[start, end), from memo[slot] when that holds the same bytes. */
+let memoHit = false; // whether the last stringAt returned its memo
+
+/** The ASCII string buf[start, end), from memo[slot] when that holds the same bytes (memoHit). */
 function stringAt(memos, buf, start, end, slot) {
   const memo = memos[slot];
   const n = end - start;
   if (memo.length === n) {
     let i = 0;
     while (i < n && memo.charCodeAt(i) === buf[start + i]) i++;
-    if (i === n) return memo;
+    if (i === n) {
+      memoHit = true;
+      return memo;
+    }
   }
+  memoHit = false;
   const s = latin1Slice.call(buf, start, end);
   memos[slot] = s;
   return s;
@@ -103,11 +114,10 @@ function readDocument(buf, at, end, depth) {
       at++;
     }
     if (at >= end) return undefined;
-    const memo = keyMemo[slot];
     const key = stringAt(keyMemo, buf, keyStart, at, slot);
     // (the first key decides the object's mode: it cannot change cheaply later)
-    if (key !== memo) {
-      const fresh = isFresh(key);
+    if (!memoHit) {
+      const fresh = isFresh(buf, keyStart, at);
       const cold = countMiss(fresh);
       if (o === null) o = fresh && cold ? dictionaryObject() : {};
     } else if (o === null) o = {};
