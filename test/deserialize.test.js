@@ -269,6 +269,38 @@ test('arrays of numbers', () => {
   assert.deepStrictEqual(v.ints, [1, -2, 2147483647, -2147483648, 0]);
 });
 
+test('arrays of ObjectIds (built straight from the tape)', () => {
+  const oid = i => new js.ObjectId(i.toString(16).padStart(24, 'a'));
+  const list = n => Array.from({ length: n }, (_, i) => oid(i));
+  const value = {
+    one: oid(1),
+    ids: list(2),
+    empty: [],
+    single: list(1),
+    // past the packed template's 65,536 elements
+    many: list(70000),
+    mixed: [oid(3), 1, oid(4)],
+    afterOther: ['s', oid(5), oid(6)],
+    nested: [[oid(7)], oid(8), [oid(9), oid(10)], []],
+    inObjects: [{ _id: oid(11) }, { _id: oid(12), refs: list(3) }],
+    last: list(3)
+  };
+  const bytes = js.serialize(value);
+  for (const options of [undefined, { promoteValues: false }, { bsonRegExp: true }]) {
+    for (let round = 0; round < 2; round++) same(bytes, options, 'ObjectIds ' + JSON.stringify(options));
+  }
+  const v = rs.deserialize(bytes);
+  assert.strictEqual(v.many.length, 70000);
+  assert.strictEqual(v.many[69999].toHexString(), oid(69999).toHexString());
+  assert.ok(v.ids[1] instanceof js.ObjectId && v.ids[0] !== v.ids[1]);
+  // each call builds new arrays (the template is copied, never handed out)
+  const w = rs.deserialize(bytes);
+  assert.notStrictEqual(w.ids, v.ids);
+  w.ids[0] = null;
+  assert.ok(v.ids[0] instanceof js.ObjectId);
+  assert.ok(rs.deserialize(bytes).ids[0] instanceof js.ObjectId);
+});
+
 test('duplicate keys keep the first position and the last value', () => {
   const bytes = doc([
     [0x10, 'a', int32(1)],

@@ -203,6 +203,20 @@ pub fn walk(cache: &DecodeCache, js: &mut JsSide, input: &[u8], ops: &[u32], num
     ni += 1;
     Ok(v)
   };
+  /// An ObjectId from the next two slots: four 24-bit ints (i0..i3), two to a slot, low half first.
+  fn oid(num: &mut impl FnMut() -> Result<u64, String>) -> Result<V, String> {
+    let mut b = [0u8; 12];
+    for half in 0..2 {
+      let slot = num()?;
+      for (k, int) in [slot as u32, (slot >> 32) as u32].into_iter().enumerate() {
+        if int > 0xff_ffff {
+          return Err(format!("OID int {int:#x} wider than 24 bits"));
+        }
+        b[6 * half + 3 * k..6 * half + 3 * k + 3].copy_from_slice(&int.to_be_bytes()[1..]);
+      }
+    }
+    Ok(V::Oid(b))
+  }
   fn pop(st: &mut Vec<V>, n: usize) -> Result<Vec<V>, String> {
     if n > st.len() {
       return Err(format!("pops {n} values from a stack of {}", st.len()));
@@ -251,20 +265,7 @@ pub fn walk(cache: &DecodeCache, js: &mut JsSide, input: &[u8], ops: &[u32], num
       dop::DATE => V::Date(num()?),
       dop::LONG_OBJ => V::Long(num()?),
       dop::BIGINT => V::BigInt(num()?),
-      dop::OID => {
-        // Four 24-bit ints (i0..i3), two to a slot, low half first.
-        let mut b = [0u8; 12];
-        for half in 0..2 {
-          let slot = num()?;
-          for (k, int) in [slot as u32, (slot >> 32) as u32].into_iter().enumerate() {
-            if int > 0xff_ffff {
-              return Err(format!("OID int {int:#x} wider than 24 bits"));
-            }
-            b[6 * half + 3 * k..6 * half + 3 * k + 3].copy_from_slice(&int.to_be_bytes()[1..]);
-          }
-        }
-        V::Oid(b)
-      }
+      dop::OID => oid(&mut num)?,
       dop::DECIMAL128 => {
         let o = next()?;
         V::Dec(slice(input, o, 16, "DECIMAL128")?.try_into().map_err(|_| "dec")?)
@@ -324,6 +325,13 @@ pub fn walk(cache: &DecodeCache, js: &mut JsSide, input: &[u8], ops: &[u32], num
       dop::ARRAY => {
         let n = next()? as usize;
         V::Arr(pop(&mut st, n)?)
+      }
+      dop::ARRAY_OIDS => {
+        let mut a = Vec::new();
+        for _ in 0..arg {
+          a.push(oid(&mut num)?);
+        }
+        V::Arr(a)
       }
       dop::ARRAY_NUMS | dop::ARRAY_INTS => {
         let mut a = Vec::new();

@@ -41,6 +41,7 @@ const ARRAY = 0x24;
 const CODE_W_SCOPE = 0x25;
 const ARRAY_NUMS = 0x26;
 const ARRAY_INTS = 0x27;
+const ARRAY_OIDS = 0x28;
 
 // The value stack, shared by every copy's builder.
 const stack = [];
@@ -59,12 +60,14 @@ function releaseValues(bodyLen) {
   retainsInput = false;
 }
 
-// Packed arrays (small integers / doubles) that number arrays are copied
-// from, so a new array gets its final size and element kind at once.
+// Packed arrays (small integers / doubles / objects) that arrays built
+// straight from the tape are copied from, so a new array gets its final size
+// and element kind at once.
 const TEMPLATE_MAX = 65536;
 const intTemplate = [];
 const doubleTemplate = [];
-function numberArray(template, filler, n) {
+const objectTemplate = [];
+function packedArray(template, filler, n) {
   if (n > TEMPLATE_MAX) {
     const a = [];
     for (let k = 0; k < n; k++) a.push(filler);
@@ -266,7 +269,7 @@ function createBuilder(bson, layout) {
         case ARRAY_NUMS: {
           // An array of numbers, built directly (unboxed doubles).
           const n = w >>> 8;
-          const a = numberArray(doubleTemplate, 0.5, n);
+          const a = packedArray(doubleTemplate, 0.5, n);
           for (let k = 0; k < n; k++) a[k] = f64[ni + k];
           ni += n;
           st[sp++] = a;
@@ -275,9 +278,22 @@ function createBuilder(bson, layout) {
         case ARRAY_INTS: {
           // An array of int32 values: small-integer elements, like js-bson's.
           const n = w >>> 8;
-          const a = numberArray(intTemplate, 0, n);
+          const a = packedArray(intTemplate, 0, n);
           for (let k = 0; k < n; k++) a[k] = f64[ni + k] | 0;
           ni += n;
+          st[sp++] = a;
+          break;
+        }
+        case ARRAY_OIDS: {
+          // An array of ObjectIds, built directly: no value stack, whose stores
+          // of new objects into an old array each took a write barrier
+          const n = w >>> 8;
+          const a = packedArray(objectTemplate, null, n);
+          for (let k = 0; k < n; k++) {
+            const j = 2 * ni;
+            ni += 2;
+            a[k] = objectId(i32[j], i32[j + 1], i32[j + 2], i32[j + 3]);
+          }
           st[sp++] = a;
           break;
         }

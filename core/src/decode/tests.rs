@@ -130,6 +130,33 @@ fn object_id_is_four_ints_in_two_slots() {
 }
 
 #[test]
+fn object_id_arrays() {
+  let oid = |i: u8| vec![i; 12];
+  let arr = |n: u8| doc(&(0..n).map(|i| (0x07u8, ["0", "1", "2"][i as usize], oid(i + 1))).collect::<Vec<_>>());
+  // { a: oid, b: [oid, oid], c: [], d: [oid, 1], e: [[oid], oid] }
+  let mixed = doc(&[(0x07, "0", oid(9)), (0x10, "1", 1i32.to_le_bytes().to_vec())]);
+  let nested = doc(&[(0x04, "0", arr(1)), (0x07, "1", oid(8))]);
+  let d = doc(&[(0x07, "a", oid(7)), (0x04, "b", arr(2)), (0x04, "c", arr(0)), (0x04, "d", mixed), (0x04, "e", nested)]);
+  let (out, ops, nums) = run_with(&mut DecodeCache::new(), &d, DEFAULT, 0);
+  assert!(matches!(out, Outcome::Done(_)), "{out:?}");
+  // a stays an OID op; b's two OID ops become one ARRAY_OIDS word; c, d and e are plain arrays.
+  assert_eq!(&ops[2..14], &[op::OID, op::ARRAY_OIDS | 2 << 8, op::ARRAY, 0, op::OID, op::NUM | 1 << 8, op::ARRAY, 2, op::ARRAY_OIDS | 1 << 8, op::OID, op::ARRAY, 2]);
+  // Slots in element order, two per ObjectId: a, b[0], b[1], d[0], 1, e[0][0], e[1].
+  let ints01 = |i: u64| (i << 16 | i << 8 | i) | (i << 16 | i << 8 | i) << 32;
+  assert_eq!([nums[0], nums[2], nums[4], nums[6]], [ints01(7), ints01(1), ints01(2), ints01(9)]);
+  assert_eq!(f64::from_bits(nums[8]), 1.0);
+  assert_eq!([nums[9], nums[11]], [ints01(1), ints01(8)]);
+  // A tape too small: the size needed counts the collapsed words.
+  let (out, big, _) = run_with(&mut DecodeCache::new(), &doc(&[(0x04, "b", arr(3))]), DEFAULT, 0);
+  assert!(matches!(out, Outcome::Done(_)));
+  assert_eq!(&big[2..4], &[op::ARRAY_OIDS | 3 << 8, op::OBJ_GENERIC]);
+  let mut ops = vec![0u32; 3];
+  let input = doc(&[(0x04, "b", arr(3))]);
+  let req = Request { input: &input, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+  assert!(matches!(DecodeCache::new().decode(&req, &mut ops, &mut [0u64; 2]), Outcome::NeedSpace { nums: 6, .. }));
+}
+
+#[test]
 fn short_strings_are_cached() {
   let input = doc(&[(0x02, "a", string("x")), (0x02, "b", string("x")), (0x02, "c", string("y"))]);
   let mut cache = DecodeCache::new();

@@ -220,9 +220,7 @@ pub(super) fn object_id(buf: &[u8], at: i64, t: &mut Tape) -> i64 {
     }
   }
   let int24 = |k: usize| u64::from(b[k]) << 16 | u64::from(b[k + 1]) << 8 | u64::from(b[k + 2]);
-  t.op(op::OID);
-  t.num(int24(0) | int24(3) << 32);
-  t.num(int24(6) | int24(9) << 32);
+  t.object_id(int24(0) | int24(3) << 32, int24(6) | int24(9) << 32);
   at + 12
 }
 
