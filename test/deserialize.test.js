@@ -301,6 +301,37 @@ test('arrays of ObjectIds (built straight from the tape)', () => {
   assert.ok(rs.deserialize(bytes).ids[0] instanceof js.ObjectId);
 });
 
+test('arrays of Dates (built straight from the tape)', () => {
+  const date = ms => new Date(ms);
+  const value = {
+    one: date(1),
+    dates: [date(0), date(-1), date(8.64e15), date(1700000000123)],
+    single: [date(5)],
+    // past the packed template's 65,536 elements
+    many: Array.from({ length: 70000 }, (_, i) => date(i * 1000)),
+    mixed: [date(3), new js.ObjectId('6592000000000000000000aa'), date(4)],
+    nested: [[date(7)], date(8), [date(9), date(10)], []],
+    inObjects: [{ at: date(11) }, { at: date(12), log: [date(13), date(14)] }]
+  };
+  const bytes = Buffer.from(js.serialize(value));
+  // int64 milliseconds out of a Date's range, and past 2^53 (rounded as js-bson rounds them)
+  const wide = js.serialize({ a: [date(1), date(2)] });
+  const at = wide.indexOf(0x09); // the first element's type byte; its value follows '0' and its NUL
+  for (const [lo, hi] of [[0, 0x7fffffff], [0xffffffff, 0x001fffff], [1, 0x80000000]]) {
+    const b = Buffer.from(wide);
+    b.writeUInt32LE(lo, at + 3);
+    b.writeInt32LE(hi | 0, at + 7);
+    same(b, undefined, `date ${lo} ${hi}`);
+  }
+  for (const options of [undefined, { promoteValues: false }]) {
+    for (let round = 0; round < 2; round++) same(bytes, options, 'Dates ' + JSON.stringify(options));
+  }
+  const v = rs.deserialize(bytes);
+  assert.strictEqual(v.many.length, 70000);
+  assert.strictEqual(v.many[69999].getTime(), 69999000);
+  assert.ok(v.dates[0] instanceof Date && v.dates[0] !== rs.deserialize(bytes).dates[0]);
+});
+
 test('duplicate keys keep the first position and the last value', () => {
   const bytes = doc([
     [0x10, 'a', int32(1)],

@@ -64,6 +64,7 @@ pub mod op {
   pub const ARRAY_NUMS: u32 = 0x26;
   pub const ARRAY_INTS: u32 = 0x27;
   pub const ARRAY_OIDS: u32 = 0x28;
+  pub const ARRAY_DATES: u32 = 0x29;
   pub const STR_CACHED: u32 = 0x17;
   pub const DEF_KEY: u32 = 0x30;
   pub const DEF_SHAPE: u32 = 0x31;

@@ -333,6 +333,13 @@ pub fn walk(cache: &DecodeCache, js: &mut JsSide, input: &[u8], ops: &[u32], num
         }
         V::Arr(a)
       }
+      dop::ARRAY_DATES => {
+        let mut a = Vec::new();
+        for _ in 0..arg {
+          a.push(V::Date(num()?));
+        }
+        V::Arr(a)
+      }
       dop::ARRAY_NUMS | dop::ARRAY_INTS => {
         let mut a = Vec::new();
         for _ in 0..arg {

@@ -42,6 +42,7 @@ const CODE_W_SCOPE = 0x25;
 const ARRAY_NUMS = 0x26;
 const ARRAY_INTS = 0x27;
 const ARRAY_OIDS = 0x28;
+const ARRAY_DATES = 0x29;
 
 // The value stack of tapes of at most YOUNG_STACK_OPS words, shared by every
 // copy's builder (a longer tape gets a stack of its own: see build).
@@ -294,8 +295,8 @@ function createBuilder(bson, layout) {
           break;
         }
         case ARRAY_OIDS: {
-          // An array of ObjectIds, built directly: no value stack, whose stores
-          // of new objects into an old array each took a write barrier
+          // An array of ObjectIds, built directly: not through the value stack
+          // (a store of a new object into the shared stack takes the write barrier's slow path)
           const n = w >>> 8;
           const a = packedArray(objectTemplate, null, n);
           for (let k = 0; k < n; k++) {
@@ -303,6 +304,14 @@ function createBuilder(bson, layout) {
             ni += 2;
             a[k] = objectId(i32[j], i32[j + 1], i32[j + 2], i32[j + 3]);
           }
+          st[sp++] = a;
+          break;
+        }
+        case ARRAY_DATES: {
+          // An array of Dates, built directly (as ARRAY_OIDS)
+          const n = w >>> 8;
+          const a = packedArray(objectTemplate, null, n);
+          for (let k = 0; k < n; k++) a[k] = new Date(f64[ni++]);
           st[sp++] = a;
           break;
         }

@@ -17,29 +17,30 @@ pub(super) struct Tape<'o> {
   run_len: u32,
   /// How many numbers at the end of the run came from int32 elements.
   run_ints: u32,
-  /// Word index of the first of the OID ops just written, and how many there are.
-  oid_at: usize,
-  oid_len: u32,
+  /// The run of OID (or DATE) ops just written: its op, the word index of its first op, its length.
+  same_op: u32,
+  same_at: usize,
+  same_len: u32,
 }
 
 impl<'o> Tape<'o> {
   /// An empty tape whose body starts at word `w` (after the header words).
   pub(super) fn new(ops: &'o mut [u32], w: usize, nums: &'o mut [u64]) -> Self {
-    Tape { ops, w, nums, n: 0, run_at: usize::MAX, run_len: 0, run_ints: 0, oid_at: usize::MAX, oid_len: 0 }
+    Tape { ops, w, nums, n: 0, run_at: usize::MAX, run_len: 0, run_ints: 0, same_op: 0, same_at: usize::MAX, same_len: 0 }
   }
 
   /// Closes an array of `n` values. When its values are the tail of the NUM
   /// run just written, the run is cut and JS builds the array straight from
   /// the numbers (ARRAY_NUMS), without going through its value stack; when
-  /// they are the last `n` OID ops, those become one ARRAY_OIDS word (their
-  /// slots stay where they are).
+  /// they are the last `n` OID (DATE) ops, those become one ARRAY_OIDS
+  /// (ARRAY_DATES) word (their slots stay where they are).
   #[inline(always)]
   pub(super) fn array(&mut self, n: u32) {
-    if n > 0 && n <= 0xff_ffff && self.oid_at.wrapping_add(self.oid_len as usize) == self.w && self.oid_len >= n {
+    if n > 0 && n <= 0xff_ffff && self.same_at.wrapping_add(self.same_len as usize) == self.w && self.same_len >= n {
       self.w -= n as usize;
-      self.oid_at = usize::MAX;
-      self.oid_len = 0;
-      self.op(op::ARRAY_OIDS | n << 8);
+      self.same_at = usize::MAX;
+      self.same_len = 0;
+      self.op(if self.same_op == op::OID { op::ARRAY_OIDS } else { op::ARRAY_DATES } | n << 8);
     } else if n > 0 && self.run_at.wrapping_add(1) == self.w && self.run_len >= n {
       let rest = self.run_len - n;
       if rest == 0 {
@@ -80,14 +81,29 @@ impl<'o> Tape<'o> {
   /// in the run of OID ops just before, if any.
   #[inline(always)]
   pub(super) fn object_id(&mut self, ints01: u64, ints23: u64) {
-    if self.oid_at.wrapping_add(self.oid_len as usize) != self.w {
-      self.oid_at = self.w;
-      self.oid_len = 0;
-    }
-    self.oid_len += 1;
-    self.op(op::OID);
+    self.same(op::OID);
     self.num(ints01);
     self.num(ints23);
+  }
+
+  /// A date (its milliseconds as a double): one DATE op, counted in the run
+  /// of DATE ops just before, if any.
+  #[inline(always)]
+  pub(super) fn date(&mut self, ms: f64) {
+    self.same(op::DATE);
+    self.num(ms.to_bits());
+  }
+
+  /// Writes `word`, an op that may make a run (OID, DATE) of its kind.
+  #[inline(always)]
+  fn same(&mut self, word: u32) {
+    if self.same_op != word || self.same_at.wrapping_add(self.same_len as usize) != self.w {
+      self.same_op = word;
+      self.same_at = self.w;
+      self.same_len = 0;
+    }
+    self.same_len += 1;
+    self.op(word);
   }
 
   #[inline(always)]

@@ -157,6 +157,21 @@ fn object_id_arrays() {
 }
 
 #[test]
+fn date_arrays() {
+  let date = |ms: i64| ms.to_le_bytes().to_vec();
+  // { d: [date, date], m: [oid, date], n: [date, oid] }
+  let dates = doc(&[(0x09, "0", date(1)), (0x09, "1", date(-2))]);
+  let m = doc(&[(0x07, "0", vec![1; 12]), (0x09, "1", date(3))]);
+  let n = doc(&[(0x09, "0", date(4)), (0x07, "1", vec![2; 12])]);
+  let d = doc(&[(0x04, "d", dates), (0x04, "m", m), (0x04, "n", n)]);
+  let (out, ops, nums) = run_with(&mut DecodeCache::new(), &d, DEFAULT, 0);
+  assert!(matches!(out, Outcome::Done(_)), "{out:?}");
+  assert_eq!(&ops[2..12], &[op::ARRAY_DATES | 2 << 8, op::OID, op::DATE, op::ARRAY, 2, op::DATE, op::OID, op::ARRAY, 2, op::OBJ_GENERIC]);
+  assert_eq!([f64::from_bits(nums[0]), f64::from_bits(nums[1])], [1.0, -2.0]);
+  assert_eq!(f64::from_bits(nums[4]), 3.0);
+}
+
+#[test]
 fn short_strings_are_cached() {
   let input = doc(&[(0x02, "a", string("x")), (0x02, "b", string("x")), (0x02, "c", string("y"))]);
   let mut cache = DecodeCache::new();

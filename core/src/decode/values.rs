@@ -240,8 +240,7 @@ pub(super) fn boolean(buf: &[u8], at: i64, t: &mut Tape) -> Result<i64, DecodeEr
 pub(super) fn date(buf: &[u8], at: i64, t: &mut Tape) -> i64 {
   let lo = i32_at(buf, at);
   let hi = i32_at(buf, at + 4);
-  t.op(op::DATE);
-  t.num(((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits());
+  t.date((hi as f64) * 4294967296.0 + (lo as u32 as f64));
   at + 8
 }
 
