@@ -270,7 +270,7 @@ test('many key lists with the same first key (_id) are each compiled', () => {
   assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
 });
 
-test('without code generation, calculateObjectSize still answers like js-bson', () => {
+test('without code generation, calculateObjectSize and serialize still answer like js-bson', () => {
   const script = `
     const js = require('bson');
     const rs = require(${JSON.stringify(ROOT)});
@@ -281,6 +281,7 @@ test('without code generation, calculateObjectSize still answers like js-bson', 
     for (let i = 0; i < 200; i++) {
       const doc = { i, s: 'k' + i, n: { a: [i, { b: i }], d: new Date(i) }, ['key' + (i % 3)]: null };
       if (rs.calculateObjectSize(doc) !== js.calculateObjectSize(doc)) failures.push(i);
+      if (!rs.serialize(doc).equals(js.serialize(doc))) failures.push('serialize ' + i);
     }
     console.log(JSON.stringify({ evalBlocked, failures, tables: testing.tables() }));
   `;

@@ -4,7 +4,7 @@
 // are the js-bson key checks that would fail. Shared by every js-bson copy
 // (one native key table per environment); bounded (KEY_CACHE_MAX keys).
 const { addon } = require('../native');
-const { KEY_BYTES_MAX } = require('./types');
+const { KEY_BYTES_MAX, KEY_INLINE, KEY_STAGED } = require('./types');
 
 const KEY_CACHE_MAX = 65536;
 const KEY_MAX_LENGTH = 64; // longer keys are sent inline
@@ -141,6 +141,22 @@ function keyEntry(key, m, t) {
   return window.cold ? coldMiss(key, m, t) : lookUp(key, m);
 }
 
+/**
+ * The entry of a key of a recurring key list (shaped/serialize.js): cached,
+ * or defined now whatever the window, as the list is known to recur.
+ */
+function entryOf(key) {
+  const entry = keyCache.get(key);
+  return entry !== undefined ? entry : newKey(key);
+}
+
+/** The writers' key word (types.js) of a string key's entry: its tape bits, KEY_STAGED or KEY_INLINE. */
+function keyWord(entry) {
+  const bits = entry & K_REF;
+  if (bits !== 0) return bits;
+  return (entry & K_STAGED) !== 0 ? KEY_STAGED : KEY_INLINE;
+}
+
 /** The key defined with `id`. */
 function keyName(id) {
   return keyNames[id];
@@ -156,4 +172,4 @@ function keyCacheState(key) {
   return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
 }
 
-module.exports = { keyEntry, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED };
+module.exports = { keyEntry, entryOf, keyWord, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED };

@@ -386,8 +386,27 @@ function createTypes(bson, layout) {
     putOp(t, value[tagKey] === 'MinKey' ? MINKEY : MAXKEY, w, key);
   }
 
+  /**
+   * A value with a type tag whose element holds no document (every tag but
+   * Code, DBRef and an unknown one): writes it and returns true; else false.
+   */
+  function writeTagged(t, w, key, value, tag) {
+    if (tag === 'ObjectId') writeObjectId(t, w, key, value);
+    else if (tag === 'Decimal128') writeDecimal128(t, w, key, value);
+    else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, w, key, value);
+    else if (tag === 'Double') writeDouble(t, w, key, value);
+    else if (tag === 'Binary') writeBinary(t, w, key, value);
+    else if (tag === 'BSONSymbol') writeSymbol(t, w, key, value);
+    else if (tag === 'BSONRegExp') writeBSONRegExp(t, w, key, value);
+    else if (tag === 'Int32') writeInt32(t, w, key, value);
+    else if (tag === 'MinKey' || tag === 'MaxKey') writeMinMaxKey(t, w, key, value);
+    else return false;
+    return true;
+  }
+
   return {
     tagOf,
+    writeTagged,
     writeRegExp,
     writeObjectId,
     writeDecimal128,

@@ -10,13 +10,15 @@
 // and call the same writers; what they cannot take they hand over with what
 // they already read (toBSONChecked / toBSONAbsent / pre).
 const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
-const { keyEntry, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED } = require('./keys');
+const { keyEntry, keyWord, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
 const T = require('./types');
 const { Tape } = require('./buffers');
+const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
+const { sameKeys } = require('../shaped/table');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
 const { writeDate, writeUint8Array, writeDocument } = T;
-const { KEY_INDEX, KEY_INLINE, KEY_STAGED, KEY_NOT_STRING } = T;
+const { KEY_INDEX, KEY_INLINE, KEY_NOT_STRING } = T;
 
 const PRE_NONE = 0;
 const PRE_NOT_INSTANCEOF_DATE = 1; // `_bsontype == null` and `value instanceof Date` were false
@@ -28,6 +30,7 @@ const HAND_PLAIN = 2; // hands over an element it does not take
 const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
 const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
 const HAND_PRE = 5; // ... with what `pre` says was read
+const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
 const KIND_MAP = 2;
@@ -54,6 +57,7 @@ class Frame {
     this.rustArr = false;
     this.ck = false;
     this.iu = false;
+    this.single = false; // one element handed over by a compiled frame (handOne)
   }
 }
 
@@ -128,13 +132,6 @@ function basicLatinKey(key) {
   return out;
 }
 
-/** The writers' key word (types.js) of a string key's cache entry: its tape bits, KEY_STAGED or KEY_INLINE. */
-function keyWord(entry) {
-  const bits = entry & K_REF;
-  if (bits !== 0) return bits;
-  return (entry & K_STAGED) !== 0 ? KEY_STAGED : KEY_INLINE;
-}
-
 function keyError(entry, key, checkKeys, BSONError) {
   if (entry & K_NUL) throw new BSONError('key ' + key + ' must not contain null bytes');
   if (checkKeys) {
@@ -155,6 +152,7 @@ function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   f.idx = 0;
   f.rustArr = rustArr;
   f.iter = null;
+  f.single = false;
   if (Array.isArray(source)) {
     f.kind = KIND_ARR;
     f.target = source;
@@ -167,6 +165,20 @@ function makeFrame(f, source, ck, iu, rustArr, BSONError) {
     f.target = target;
     f.keys = Object.keys(target);
   }
+}
+
+/** Sets up frame `f` for one element a compiled frame hands over (see walk's `single`). */
+function makeSingleFrame(f, ck, iu) {
+  f.src = null;
+  f.target = null;
+  f.keys = NO_KEYS;
+  f.iter = null;
+  f.kind = KIND_OBJ;
+  f.idx = 0;
+  f.rustArr = false;
+  f.ck = ck;
+  f.iu = iu;
+  f.single = true;
 }
 
 function makeMapFrame(f, source) {
@@ -356,29 +368,31 @@ function createWalk(bson, layout) {
   const { BSONError } = bson;
   const types = T.createTypes(bson, layout);
   const { documentLane, arrayLane } = createLanes(bson, layout, types);
-  const { tagOf, writeRegExp, writeObjectId, writeDecimal128, writeLong, writeDouble, writeInt32 } = types;
-  const { writeCode, writeFunction, writeBinary, writeSymbol, writeDBRef, writeBSONRegExp } = types;
-  const { writeMinMaxKey } = types;
+  const { tagOf, writeTagged, writeRegExp, writeCode, writeFunction, writeDBRef } = types;
 
   function circular() {
     return new BSONError('Cannot convert circular structure to BSON');
   }
 
-  /** The walk: js-bson's serializeInto of `object`, writing `walker.tape`. */
-  function walk(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
+  /**
+   * The walk: js-bson's serializeInto from the frame at depth `base` (made by
+   * the caller, its source in srcs[base]) to that frame's end, writing
+   * `walker.tape`. A `single` base frame is one element of a compiled frame's
+   * document (handOne): its key, value and what was read of it are in walker.
+   */
+  function walk(walker, base, serializeFunctions) {
     const t = walker.tape;
     const path = walker.path;
     const srcs = walker.srcs;
-    let depth = 0;
+    let depth = base;
     let toBSONChecked = false;
     let toBSONAbsent = false;
     let laneEntry = false; // the key's entry is in walker.entry (HAND_NO_TOBSON)
     let pre = PRE_NONE; // what the array lane already read of the value it hands over
     let preTag;
 
-    let fr = walker.frame(0);
-    srcs[0] = object;
-    makeFrame(fr, object, checkKeys, ignoreUndefined, false, BSONError);
+    let fr = walker.frames[base];
+    let single = fr.single;
     // the current frame, in locals
     let kind = fr.kind;
     let target = fr.target;
@@ -386,7 +400,7 @@ function createWalk(bson, layout) {
     let iter = fr.iter;
     let idx = 0;
     let isArr = kind === KIND_ARR;
-    let rustArr = false;
+    let rustArr = fr.rustArr;
     let ck = fr.ck;
     let iu = fr.iu;
 
@@ -396,7 +410,18 @@ function createWalk(bson, layout) {
       let key;
       let value;
       let end = false;
-      if (kind === KIND_OBJ) {
+      if (single) {
+        single = false;
+        key = walker.key;
+        value = walker.value;
+        laneEntry = true;
+        const hand = walker.hand;
+        if (hand === HAND_TOBSON) toBSONChecked = true;
+        else if (hand === HAND_PRE) {
+          pre = walker.pre;
+          preTag = walker.preTag;
+        }
+      } else if (kind === KIND_OBJ) {
         if (idx >= keys.length) end = true;
         else {
           key = keys[idx++];
@@ -444,9 +469,10 @@ function createWalk(bson, layout) {
       }
 
       if (end) {
+        if (depth === base && fr.single) break; // (the compiled frame ends its document)
         writeEnd(t);
         if (depth >= SCAN_DEPTH) path.delete(fr.src);
-        if (depth === 0) break;
+        if (depth === base) break;
         fr = walker.frames[--depth];
         kind = fr.kind;
         target = fr.target;
@@ -535,26 +561,19 @@ function createWalk(bson, layout) {
           tag = preTag;
           preTag = undefined;
         } else tag = tagOf(value);
-        if (tag === 'ObjectId') writeObjectId(t, w, key, value);
-        else if (tag === 'Decimal128') writeDecimal128(t, w, key, value);
-        else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, w, key, value);
-        else if (tag === 'Double') writeDouble(t, w, key, value);
-        else if (tag === 'Code') {
+        if (writeTagged(t, w, key, value, tag)) {
+          // (written)
+        } else if (tag === 'Code') {
           const scope = writeCode(t, w, key, value);
           if (scope !== null) {
             if (onPath(srcs, depth, path, scope)) throw circular();
             nested = scope; // a document: array scopes get explicit keys
           }
-        } else if (tag === 'Binary') writeBinary(t, w, key, value);
-        else if (tag === 'BSONSymbol') writeSymbol(t, w, key, value);
-        else if (tag === 'DBRef') {
+        } else if (tag === 'DBRef') {
           nested = writeDBRef(t, w, key, value);
           nestedCk = false;
           nestedIu = true;
-        } else if (tag === 'BSONRegExp') writeBSONRegExp(t, w, key, value);
-        else if (tag === 'Int32') writeInt32(t, w, key, value);
-        else if (tag === 'MinKey' || tag === 'MaxKey') writeMinMaxKey(t, w, key, value);
-        else if (typeof value._bsontype !== 'undefined') {
+        } else if (typeof value._bsontype !== 'undefined') {
           throw new BSONError(`Unrecognized or invalid _bsontype: ${String(value._bsontype)}`);
         } else writeSkip(t, rustArr);
       } else if (type === 'function' && serializeFunctions) {
@@ -584,7 +603,107 @@ function createWalk(bson, layout) {
     }
   }
 
-  return walk;
+  // Shape-compiled frames (shaped/serialize.js): a document whose key list
+  // recurs is written by a function generated for that list, from the root
+  // down through documents of known shapes; every other element and subtree
+  // goes to the walk, with what was read of it.
+  const shapes = createFrameShapes({
+    writeNull,
+    writeBoolean,
+    writeNumber,
+    writeString,
+    writeDate,
+    writeTagged,
+    tagOf,
+    BSONVersionError: bson.BSONVersionError,
+    VERSION_SYMBOL: Symbol.for('@@mdb.bson.version'),
+    BSON_MAJOR_VERSION: layout.major ?? 7,
+    bsonType: bson.bsonType ?? Symbol.for('@@mdb.bson.type'),
+    HAND_PLAIN,
+    HAND_TOBSON,
+    HAND_PRE,
+    PRE_TAG,
+    enterDocument,
+    handOne,
+    roomNow,
+    tagByChain: layout.tagReadByChain
+  });
+  // compiled frames stop short of the depth where the circular-structure path becomes a Set
+  const MAX_COMPILED_DEPTH = SCAN_DEPTH - 2;
+
+  /** The shape node of an object frame's key list, if compiled (through `parent`'s slot at `pos`, 1-based, 0 = none). */
+  function compiledNode(keys, parent, pos) {
+    const hint = parent === null ? undefined : parent.slots[pos - 1];
+    if (hint !== undefined && hint.body !== null && sameKeys(hint.keys, keys)) return hint;
+    if (keys.length > MAX_SHAPE_KEYS) return null;
+    const node = shapes.lookUp(keys, parent, pos);
+    return node !== null && node.body !== null ? node : null;
+  }
+
+  /** js-bson's serializeInto of the root `object`: a compiled frame if its shape has one, else the walk. */
+  function walkDocument(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
+    const fr = walker.frame(0);
+    walker.srcs[0] = object;
+    makeFrame(fr, object, checkKeys, ignoreUndefined, false, BSONError);
+    if (shapes !== null && fr.kind === KIND_OBJ && shapes.framesNow()) {
+      const node = compiledNode(fr.keys, null, 0);
+      if (node !== null) {
+        node.body(walker, walker.tape, fr.target, 0, checkKeys, ignoreUndefined, serializeFunctions);
+        writeEnd(walker.tape);
+        return;
+      }
+    }
+    walk(walker, 0, serializeFunctions);
+  }
+
+  /**
+   * An element of a compiled frame at `depth` whose value is an object with
+   * no `_bsontype` and not `instanceof Date` (both read): the walk's checks
+   * from there, in its order; a document or array is entered, through its
+   * compiled frame when it has one.
+   */
+  function enterDocument(walker, t, w, key, value, depth, parent, pos, ck, iu, sf) {
+    if (isDate(value)) return writeDate(t, w, key, value);
+    if (value instanceof Uint8Array || isUint8Array(value)) return writeUint8Array(t, w, key, value);
+    if (value instanceof RegExp || isRegExp(value)) return writeRegExp(t, w, key, value);
+    if (onPath(walker.srcs, depth, walker.path, value)) throw circular();
+    const isArray = Array.isArray(value);
+    writeDocument(t, w, key, isArray);
+    const d = depth + 1;
+    const f = walker.frame(d);
+    if (d > walker.maxDepth) walker.maxDepth = d;
+    walker.srcs[d] = value;
+    makeFrame(f, value, ck, iu, isArray, BSONError);
+    if (f.kind === KIND_OBJ && d <= MAX_COMPILED_DEPTH) {
+      const node = compiledNode(f.keys, parent, pos);
+      if (node !== null) {
+        node.body(walker, t, f.target, d, ck, iu, sf);
+        writeEnd(t);
+        return;
+      }
+    }
+    walk(walker, d, sf);
+  }
+
+  /** One element of a compiled frame at `depth` that the walk writes, with what was read of it (`hand`, `pre`). */
+  function handOne(walker, depth, key, value, entry, hand, pre, preTag, ck, iu, sf) {
+    walker.key = key;
+    walker.value = value;
+    walker.entry = entry;
+    walker.hand = hand;
+    walker.pre = pre;
+    walker.preTag = preTag;
+    makeSingleFrame(walker.frames[depth], ck, iu);
+    walk(walker, depth, sf);
+  }
+
+  return walkDocument;
+}
+
+/** How many elements may be written now (the tape grown first if it has no room). */
+function roomNow(t) {
+  if (!t.hasRoom()) t.grow();
+  return t.room();
 }
 
 module.exports = { createWalk, Walker };

@@ -51,7 +51,7 @@ function createTable(compile, isCompiled) {
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, recent: 0, slots: [], body: null, frame: null };
+    return { keys, uses: 0, recent: 0, slots: [], alts: [], body: null, frame: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
@@ -127,8 +127,15 @@ function createTable(compile, isCompiled) {
     for (const list of byFirstKey.values()) for (const n of list) n.recent = 0;
   }
 
+  // A position holds two nodes: the one it had last (slots) and the one
+  // before (alts). One node serves every level of a tree whose children
+  // differ by level (deep_bson: { right, left } over { right, left } at every
+  // level but the last, over { rightValue, leftValue } there); with one
+  // entry, every level change took the Map.
   function setSlot(parent, pos, node) {
     while (parent.slots.length < pos - 1) parent.slots.push(undefined);
+    while (parent.alts.length < pos - 1) parent.alts.push(undefined);
+    parent.alts[pos - 1] = parent.slots[pos - 1];
     parent.slots[pos - 1] = node;
   }
 
@@ -147,6 +154,11 @@ function createTable(compile, isCompiled) {
     }
     const hint = parent.slots[pos - 1];
     if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint);
+    const alt = parent.alts[pos - 1];
+    if (alt !== undefined && sameKeys(alt.keys, keys)) {
+      setSlot(parent, pos, alt);
+      return isCompiled(alt) ? alt : use(alt);
+    }
     const node = find(keys);
     if (node === null) return null;
     setSlot(parent, pos, node);
@@ -188,4 +200,4 @@ const testing = {
   COLD_CALLS
 };
 
-module.exports = { createTable, testing };
+module.exports = { createTable, sameKeys, testing };

@@ -1,0 +1,128 @@
+'use strict';
+// Shape-compiled frames for serialize (issue #11), the serialize counterpart
+// of size.js. A plain object's key list, once it has recurred COMPILE_AFTER
+// times (table.js), gets a function generated for it that writes its elements
+// onto the encode tape: the keys, their tape key words and the property reads
+// are constants, and each key has an inline copy of the element checks, so
+// every read and type probe has an inline cache of its own (the walk's sites
+// see every shape and go megamorphic).
+//
+// `body(walker, t, o, depth, ck, iu, sf)` writes the elements of `o` (the
+// caller has made js-bson's frame checks and compared the key list; it writes
+// the document's end). Numbers, strings, booleans, null, undefined, Dates
+// and every tagged value without a document inside (writeTagged) are written
+// inline, with the walk's writers (types.js), called, not copied. A document or array goes to enterDocument
+// (serialize/walk.js), which enters it through its own compiled frame or the
+// walk; any other element goes to the walk with what was read of it (handOne).
+// So the reads are the walk's, in the walk's order: the value, `toBSON`, then
+// for objects `_bsontype`, the BSON version symbol and the tag, or
+// `instanceof Date`.
+//
+// A key with a flag (NUL; '$' or '.' under checkKeys) is handed over after
+// the value read: the walk then makes the toBSON read and throws its error.
+const codegen = require('./codegen');
+const { createTable, testing } = require('./table');
+const { entryOf, keyWord, K_NUL, K_FLAGS } = require('../serialize/keys');
+
+// Key lists longer than this are not compiled (the walk takes them): as for
+// the sizers (size.js), very long generated functions ran slower than the
+// generic loop while V8 was still compiling them.
+const MAX_KEYS = 64;
+
+/**
+ * The shape table of one walk (one js-bson copy), or null without code
+ * generation. `h` holds what the generated code calls (PARAMS) and the
+ * copy's `tagByChain` (layout.js).
+ */
+function createFrameShapes(h) {
+  if (!codegen.available) return null;
+
+  function compileNode(node) {
+    const keys = node.keys;
+    if (keys === null || keys.length > MAX_KEYS) return false;
+    const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain));
+    if (make === null) return false;
+    node.body = make(...PARAMS.map(p => (p === 'node' ? node : h[p])));
+    return true;
+  }
+
+  return createTable(compileNode, n => n.body !== null);
+}
+
+// What the generated code may call: the walk's writers and constants (by these names in `h`) and its own node.
+const PARAMS = [
+  'writeNull',
+  'writeBoolean',
+  'writeNumber',
+  'writeString',
+  'writeDate',
+  'writeTagged',
+  'tagOf',
+  'BSONVersionError',
+  'VERSION_SYMBOL',
+  'BSON_MAJOR_VERSION',
+  'bsonType',
+  'HAND_PLAIN',
+  'HAND_TOBSON',
+  'HAND_PRE',
+  'PRE_TAG',
+  'enterDocument',
+  'handOne',
+  'roomNow',
+  'node'
+];
+
+/**
+ * The body of one key list: per key, a room check, the value read, then the
+ * element written or passed on. After a call that may write any number of
+ * elements (enterDocument, handOne) the room is asked again. (Each toBSON
+ * read of a primitive is from an assignment, so that it has an inline cache
+ * of its own: see serialize/walk.js's arrayLane.)
+ */
+function bodySource(keys, tagByChain) {
+  const tagRead = tagByChain
+    ? 'tag = tagOf(v);'
+    : 'if (v[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();\n  tag = v[bsonType];';
+  let src = '';
+  for (let p = 0; p < keys.length; p++) {
+    const key = JSON.stringify(keys[p]);
+    const entry = entryOf(keys[p]); // (defined now: the key list recurs)
+    const w = keyWord(entry);
+    const hand = (kind, pre, tag) =>
+      `{ handOne(walker, depth, ${key}, v, ${entry}, ${kind}, ${pre}, ${tag}, ck, iu, sf); room = roomNow(t); }`;
+    // (only NUL always throws; '$' and '.' only under checkKeys)
+    const flagged = (entry & K_FLAGS) === 0 ? null : (entry & K_NUL) !== 0 ? 'true' : 'ck';
+    src += `if (--room < 0) room = roomNow(t) - 1;
+v = o[${key}];
+${flagged === null ? '' : `if (${flagged}) ${hand('HAND_PLAIN', 0, 'undefined')}\nelse `}if (typeof v === 'number') {
+  if (typeof (num = v).toBSON !== 'function') writeNumber(t, ${w}, ${key}, v);
+  else ${hand('HAND_TOBSON', 0, 'undefined')}
+} else if (typeof v === 'string') {
+  if (typeof (str = v).toBSON !== 'function') writeString(t, ${w}, ${key}, v);
+  else ${hand('HAND_TOBSON', 0, 'undefined')}
+} else if (typeof v === 'boolean') {
+  if (typeof (bool = v).toBSON !== 'function') writeBoolean(t, ${w}, ${key}, v);
+  else ${hand('HAND_TOBSON', 0, 'undefined')}
+} else if (v === null) writeNull(t, ${w}, ${key});
+else if (v === undefined) {
+  if (iu === false) writeNull(t, ${w}, ${key});
+} else if (typeof v !== 'object') ${hand('HAND_PLAIN', 0, 'undefined')}
+else if (typeof v.toBSON === 'function') ${hand('HAND_TOBSON', 0, 'undefined')}
+else if (v._bsontype == null) {
+  if (v instanceof Date) writeDate(t, ${w}, ${key}, v);
+  else {
+    enterDocument(walker, t, ${w}, ${key}, v, depth, node, ${p + 1}, ck, iu, sf);
+    room = roomNow(t);
+  }
+} else {
+  ${tagRead}
+  if (!writeTagged(t, ${w}, ${key}, v, tag)) ${hand('HAND_PRE', 'PRE_TAG', 'tag')}
+}
+`;
+  }
+  return `return function shapeBody(walker, t, o, depth, ck, iu, sf) {
+let room = roomNow(t), v, num, str, bool, tag;
+${src}};`;
+}
+
+module.exports = { createFrameShapes, testing, MAX_KEYS };

@@ -1,0 +1,367 @@
+'use strict';
+// Shape-compiled serialize (lib/shaped/serialize.js): once a key list has
+// recurred, its documents are written by generated code, from the root down
+// through documents of known shapes. Everything here serializes the same key
+// lists many times, so the compiled frames are the ones writing, and compares
+// with js-bson: bytes, errors, getter and trap sequences. (Without code
+// generation: test/shaped.test.js.)
+const test = require('node:test');
+const assert = require('node:assert');
+const { js, rs } = require('./support/oracle');
+const { Rng } = require('./support/prng');
+const gen = require('./support/gen');
+const { outcome } = require('./support/compare');
+const { traced } = require('./support/traps');
+const { testing: shapes, MAX_KEYS } = require('../lib/shaped/serialize');
+
+const WARM = 8; // > COMPILE_AFTER
+
+// Each test starts from empty tables and checks that its warm-up compiled something.
+test.beforeEach(() => shapes.reset());
+function warmUp(make) {
+  const before = shapes.compiled();
+  for (let i = 0; i < WARM; i++) sameBytes(make(i), undefined, 'warm-up');
+  assert.ok(shapes.compiled() > before, 'the warm-up compiled a frame');
+}
+
+/** serialize and serializeWithBufferAndIndex give js-bson's bytes, or its error. */
+function sameBytes(doc, options, context) {
+  const e = outcome(() => js.serialize(doc, options));
+  const a = outcome(() => rs.serialize(doc, options));
+  assert.deepStrictEqual(a, e, context);
+  if (!e.ok) return;
+  const into = lib => {
+    const out = Buffer.alloc(e.value.length + 7);
+    const end = lib.serializeWithBufferAndIndex(doc, out, { ...options, index: 3 });
+    return [end, out.toString('hex')];
+  };
+  assert.deepStrictEqual(into(rs), into(js), `${context} (serializeWithBufferAndIndex)`);
+}
+
+const OPTION_SETS = [
+  undefined,
+  { checkKeys: true },
+  { ignoreUndefined: false },
+  { ignoreUndefined: true },
+  { serializeFunctions: true },
+  { checkKeys: true, serializeFunctions: true, ignoreUndefined: false }
+];
+
+test('random values under recurring key lists: same bytes and errors as js-bson', () => {
+  const rng = new Rng(0x5eed12);
+  for (let i = 0; i < 3000; i++) {
+    const doc = {
+      a: gen.randomValue(rng, js, 2),
+      b: { c: gen.randomValue(rng, js, 2), d: gen.randomValue(rng, js, 1) },
+      list: [gen.randomValue(rng, js, 1), { e: gen.randomValue(rng, js, 1) }],
+      f: gen.randomValue(rng, js, 0)
+    };
+    sameBytes(doc, OPTION_SETS[i % OPTION_SETS.length], `document ${i}`);
+  }
+  assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+test('a learned position that later holds something else', () => {
+  const { ObjectId, Long, Timestamp, Binary, Code, DBRef, Decimal128, MinKey, MaxKey, BSONRegExp, BSONSymbol, Int32, Double } = js;
+  const others = [
+    { a: 1, b: 2 },
+    {},
+    { b: 1, a: 2 },
+    [1, 2, { a: 1 }],
+    new Map([['a', 1]]),
+    { toBSON: () => ({ a: 'replaced' }) },
+    { toBSON: () => 5 },
+    new Date(3),
+    new ObjectId('65494a394033a116319ce2da'),
+    Long.fromNumber(5),
+    new Timestamp({ t: 1, i: 2 }),
+    new Binary(Buffer.from('xyz'), 2),
+    new Code('f', { a: 1 }),
+    new Code('g'),
+    new DBRef('c', new ObjectId('65494a394033a116319ce2da'), 'db', { a: 1 }),
+    Decimal128.fromString('1.5'),
+    new MinKey(),
+    new MaxKey(),
+    new BSONRegExp('p', 'i'),
+    new BSONSymbol('s'),
+    new Int32(4),
+    new Double(2.5),
+    /re/g,
+    Buffer.from('ab'),
+    new Uint16Array(3),
+    new ArrayBuffer(5),
+    Object.assign(Object.create(null), { a: 1 }),
+    { _bsontype: 'ObjectId' },
+    { _bsontype: 'Unknown', [Symbol.for('@@mdb.bson.version')]: 7 },
+    { _bsontype: 'Unknown' },
+    { a: 1, [Symbol.toStringTag]: 'Date' },
+    'a string',
+    'ünïcödé',
+    'x'.repeat(300),
+    -0,
+    2 ** 40,
+    NaN,
+    undefined,
+    null,
+    true,
+    () => 1,
+    Symbol('s'),
+    12n
+  ];
+  for (const other of others) {
+    shapes.reset();
+    warmUp(i => ({ x: { a: i }, y: [{ a: i }], z: 'z' }));
+    const name = String(other?.constructor?.name ?? typeof other);
+    for (const options of OPTION_SETS) {
+      sameBytes({ x: other, y: [other], z: 'z' }, options, name);
+      sameBytes({ x: { a: other }, y: [{ a: other }], z: other }, options, name);
+    }
+  }
+});
+
+test('keys with a flag at compiled positions: js-bson errors under checkKeys, bytes without', () => {
+  for (const key of ['$set', 'a.b', 'nul\x00', '$db', '$ref']) {
+    shapes.reset();
+    const make = i => ({ n: i, [key]: { v: i }, s: 's', inner: { [key]: i } });
+    for (let i = 0; i < WARM; i++) sameBytes(make(i), undefined, `${JSON.stringify(key)} warm-up`);
+    for (const options of OPTION_SETS) sameBytes(make(1), options, JSON.stringify(key));
+  }
+  assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+test('Proxies of a learned shape: same bytes and the same trap sequence as js-bson', () => {
+  const make = (log, wrap) => {
+    const inner = { d: 'x', e: new Date(1), f: new js.ObjectId('65494a394033a116319ce2da'), g: js.Long.fromNumber(3) };
+    const withToBSON = { toBSON: () => ({ z: 1 }) };
+    const mid = { a: 1, b: [1, 2], c: wrap ? traced(inner, log) : inner, h: true, t: wrap ? traced(withToBSON, log) : withToBSON };
+    return { p: wrap ? traced(mid, log) : mid, q: { d: 'x', e: new Date(1), f: null, g: undefined } };
+  };
+  warmUp(() => make([], false));
+  for (const options of OPTION_SETS) {
+    const jsLog = [];
+    const rsLog = [];
+    const e = outcome(() => js.serialize(make(jsLog, true), options));
+    const a = outcome(() => rs.serialize(make(rsLog, true), options));
+    assert.deepStrictEqual(a, e);
+    assert.ok(rsLog.length > 10, 'the proxies were read');
+    assert.deepStrictEqual(rsLog, jsLog, JSON.stringify(options));
+  }
+  // a Proxy whose every value is a BSON type (the tag reads)
+  const tagged = log =>
+    traced(
+      {
+        o: new js.ObjectId('65494a394033a116319ce2da'),
+        d: js.Decimal128.fromString('2'),
+        i: new js.Int32(1),
+        c: new js.Code('f', { s: 1 }),
+        r: new js.DBRef('c', 1)
+      },
+      log
+    );
+  warmUp(() => tagged([]));
+  const jsLog = [];
+  const rsLog = [];
+  assert.deepStrictEqual(outcome(() => rs.serialize(tagged(rsLog))), outcome(() => js.serialize(tagged(jsLog))));
+  assert.deepStrictEqual(rsLog, jsLog, 'tagged values');
+});
+
+test('getters run in js-bson order through compiled frames', () => {
+  const make = log => {
+    const leaf = n => ({
+      get v() {
+        log.push('v' + n);
+        return n;
+      },
+      get w() {
+        log.push('w' + n);
+        return { u: n, t: { toBSON: () => (log.push('toBSON' + n), 'T') } };
+      }
+    });
+    return { a: leaf(1), b: [leaf(2), leaf(3)], c: { d: leaf(4), e: leaf(5) } };
+  };
+  for (let i = 0; i < WARM; i++) {
+    const jsLog = [];
+    const rsLog = [];
+    assert.strictEqual(rs.serialize(make(rsLog)).toString('hex'), js.serialize(make(jsLog)).toString('hex'));
+    assert.deepStrictEqual(rsLog, jsLog, `call ${i}`);
+  }
+  assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+test('a key list too long to compile is written by the walk, beside compiled frames', () => {
+  const make = log => {
+    const leaf = n => ({
+      get v() {
+        log.push('v' + n);
+        return n;
+      },
+      w: { u: n }
+    });
+    const big = {};
+    for (let i = 0; i <= MAX_KEYS; i++) big['k' + i] = [leaf(i), [leaf(i), 'x'], 's' + i, i * 0.5][i % 4];
+    big.code = new js.Code('f', { s: leaf(-1) });
+    return big;
+  };
+  warmUp(() => ({ a: { b: 1 }, big: {} }));
+  for (let i = 0; i < WARM; i++) {
+    const jsLog = [];
+    const rsLog = [];
+    const wrap = big => ({ a: { b: 1 }, big });
+    assert.strictEqual(rs.serialize(wrap(make(rsLog))).toString('hex'), js.serialize(wrap(make(jsLog))).toString('hex'));
+    assert.ok(jsLog.length > MAX_KEYS / 2, 'the getters ran');
+    assert.deepStrictEqual(rsLog, jsLog, `call ${i}`);
+  }
+});
+
+test('cycles are found through compiled frames, after the getters js-bson runs first', () => {
+  warmUp(() => ({ a: { b: { c: 1 } }, s: 's' }));
+  const root = { a: { b: { c: 1 } }, s: 's' };
+  root.a.b.c = root;
+  sameBytes(root, undefined, 'cycle to the root');
+  const again = { a: { b: { c: 1 } }, s: 's' };
+  again.a.b.c = again.a;
+  sameBytes(again, undefined, 'cycle to a parent');
+  const shared = { c: 1 };
+  sameBytes({ a: { b: shared }, s: { b: shared } }, undefined, 'a shared object is not a cycle');
+  const scoped = { a: { b: { c: 1 } }, s: 's' };
+  scoped.a.b.c = new js.Code('f', scoped);
+  sameBytes(scoped, undefined, 'cycle through a Code scope');
+  const listed = { a: { b: { c: 1 } }, s: 's' };
+  listed.a.b.c = [1, listed];
+  sameBytes(listed, undefined, 'cycle through an array');
+
+  const make = log => {
+    // (s comes first: a walk that missed the cycle would read it again)
+    const cyclic = { s: 's', a: { b: { c: 1 } } };
+    Object.defineProperty(cyclic, 's', {
+      enumerable: true,
+      get() {
+        log.push('s');
+        return 's';
+      }
+    });
+    cyclic.a.b.c = cyclic;
+    return cyclic;
+  };
+  warmUp(() => ({ s: 's', a: { b: { c: 1 } } }));
+  const jsLog = [];
+  const rsLog = [];
+  const e = outcome(() => js.serialize(make(jsLog)));
+  assert.strictEqual(e.ok, false);
+  assert.deepStrictEqual(outcome(() => rs.serialize(make(rsLog))), e);
+  assert.deepStrictEqual(rsLog, jsLog);
+});
+
+test('toBSON on the primitive prototypes is called at compiled positions too', () => {
+  const doc = () => ({ n: 1.5, i: 3, s: 'str', b: true, list: [1, 'x', false], sub: { n: 2, s: 't' } });
+  warmUp(doc);
+  const replacements = [
+    [Number.prototype, v => 'n' + v],
+    [String.prototype, v => v.length],
+    [Boolean.prototype, () => null]
+  ];
+  for (const [proto, replace] of replacements) {
+    proto.toBSON = function () {
+      return replace(this.valueOf());
+    };
+    try {
+      sameBytes(doc(), undefined, proto.constructor.name);
+    } finally {
+      delete proto.toBSON;
+    }
+  }
+  sameBytes(doc(), undefined, 'after');
+});
+
+test('nesting past the compiled depth, in one repeated shape, with and without a cycle', () => {
+  // (i, a getter, comes before n: a walk that missed the cycle would read more of them)
+  const chain = (depth, log) => {
+    let doc = { leaf: true };
+    const bottom = doc;
+    for (let i = 0; i < depth; i++) {
+      const next = doc;
+      doc = {
+        get i() {
+          log.push(i);
+          return i;
+        },
+        n: next
+      };
+    }
+    return { doc, bottom };
+  };
+  const sameReads = (build, context) => {
+    const jsLog = [];
+    const rsLog = [];
+    const e = outcome(() => js.serialize(build(jsLog)));
+    assert.deepStrictEqual(outcome(() => rs.serialize(build(rsLog))), e, context);
+    assert.deepStrictEqual(rsLog, jsLog, context);
+  };
+  for (const depth of [60, 61, 62, 63, 64, 65, 66, 70, 500]) {
+    shapes.reset();
+    warmUp(() => chain(depth, []).doc);
+    sameReads(log => chain(depth, log).doc, `depth ${depth}`);
+    // (62..65: around where compiled frames hand over to the walk and the path becomes a Set)
+    for (const to of [0, 1, 62, 63, 64, 65, depth - 3].filter(d => d < depth)) {
+      sameReads(log => {
+        const { doc, bottom } = chain(depth, log);
+        let target = doc;
+        for (let i = 0; i < to; i++) target = target.n;
+        bottom.leaf = target;
+        return doc;
+      }, `cycle to depth ${to} at depth ${depth}`);
+    }
+  }
+});
+
+test('the tape grows in the middle of a compiled frame', () => {
+  // a huge document first: the tape grows, then shrinks back after the call
+  sameBytes({ big: Array.from({ length: 200000 }, (_, i) => 'x'.repeat(i % 30)) }, undefined, 'huge');
+  // 24,000 elements, a third of them 40-byte strings: more than a fresh tape holds
+  const level = (n, make) => {
+    const o = {};
+    for (let k = 0; k < n; k++) o['f' + k] = make(k);
+    return o;
+  };
+  const make = i =>
+    level(20, () => level(20, () => level(60, k => (k % 3 === 0 ? 'v'.repeat(39) + (i % 10) : k % 3 === 1 ? k * 1.5 : new Date(k)))));
+  warmUp(make);
+  sameBytes({ big: Array.from({ length: 200000 }, (_, i) => i) }, undefined, 'huge again');
+  sameBytes(make(9), undefined, 'after the shrink');
+});
+
+test('serialize from a toBSON or getter inside a compiled frame (re-entrancy)', () => {
+  const make = () => ({
+    a: 1,
+    inner: {
+      get b() {
+        return rs.serialize({ a: 2, inner: { b: 3, c: 'c' } }).length;
+      },
+      c: { toBSON: () => rs.serialize({ x: 1 }).toString('hex') }
+    }
+  });
+  const expected = () => ({
+    a: 1,
+    inner: { b: js.serialize({ a: 2, inner: { b: 3, c: 'c' } }).length, c: js.serialize({ x: 1 }).toString('hex') }
+  });
+  for (let i = 0; i < WARM; i++) {
+    assert.strictEqual(rs.serialize(make()).toString('hex'), js.serialize(expected()).toString('hex'), `call ${i}`);
+  }
+  assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+test('ever-new key lists leave the table bounded; a recurring list is still compiled', () => {
+  for (let i = 0; i < 5000; i++) {
+    const doc = { ['k' + i]: i, ['m' + i]: { x: i } };
+    for (let r = 0; r < 5; r++) assert.strictEqual(rs.serialize(doc).toString('hex'), js.serialize(doc).toString('hex'));
+  }
+  assert.ok(shapes.nodes() <= shapes.MAX_NODES * shapes.tables(), `${shapes.nodes()} nodes`);
+  assert.ok(shapes.compiled() <= shapes.MAX_COMPILED * shapes.tables(), `${shapes.compiled()} compiled`);
+  for (let i = 0; i < 3000; i++) sameBytes({ ['u' + i]: i }, undefined, 'new keys');
+  const before = shapes.compiled();
+  for (let i = 0; i < shapes.COLD_CALLS + 2000; i++) {
+    const doc = { recurring: i, again: { x: i } };
+    assert.strictEqual(rs.serialize(doc).toString('hex'), js.serialize(doc).toString('hex'));
+  }
+  assert.ok(shapes.compiled() > before, 'a recurring key list is compiled after a cold spell');
+});
