@@ -365,3 +365,13 @@ test('ever-new key lists leave the table bounded; a recurring list is still comp
   }
   assert.ok(shapes.compiled() > before, 'a recurring key list is compiled after a cold spell');
 });
+
+test('ever-new key lists at one position: the position goes to the walk, the rest stays compiled', () => {
+  for (let i = 0; i < 3000; i++) {
+    const doc = { _id: i, sensor: 'cpu', m: { ['k' + i]: i, ['t' + i]: { x: i } } };
+    assert.strictEqual(rs.serialize(doc).toString('hex'), js.serialize(doc).toString('hex'), `document ${i}`);
+  }
+  assert.strictEqual(shapes.coldTables(), 0, 'the table stays warm');
+  assert.ok(shapes.compiled() > 0, 'the recurring root is compiled');
+  assert.ok(shapes.nodes() <= shapes.MAX_SLOT_MISSES + 8, `${shapes.nodes()} nodes`);
+});

@@ -13,6 +13,12 @@ const MAX_NODES = 1024; // key lists in a table
 const MAX_COMPILED = 512; // nodes (key lists and array positions) compiled per table
 const KEEP_RECENT = 16; // uses since the last sweep that keep a node
 const MAX_PER_FIRST_KEY = 32; // documents of many collections all start with _id
+// A position whose documents brought this many key lists new to the table
+// ({ m: { [minute]: v } }: new keys at m on every call) is no longer looked
+// up: its documents take the generic path, and the table stays warm for the
+// rest of the document. (It must stop before the table's window ends, a
+// quarter of WINDOW: else the whole table goes cold.)
+const MAX_SLOT_MISSES = 8;
 // cold: of the last WINDOW look-ups, more than a quarter brought a new key
 // list ({ $set: { [day]: v } } brings one new list in two look-ups); then
 // calls use the generic path, and after COLD_CALLS of them the table gets one
@@ -51,7 +57,7 @@ function createTable(compile, isCompiled) {
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, recent: 0, slots: [], alts: [], body: null, frame: null };
+    return { keys, uses: 0, recent: 0, slots: [], alts: [], misses: [], body: null, frame: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
@@ -159,8 +165,15 @@ function createTable(compile, isCompiled) {
       setSlot(parent, pos, alt);
       return isCompiled(alt) ? alt : use(alt);
     }
+    const misses = parent.misses[pos - 1] ?? 0;
+    if (misses >= MAX_SLOT_MISSES) return null;
     const node = find(keys);
     if (node === null) return null;
+    if (node.uses === 0) {
+      // a key list new to the table
+      while (parent.misses.length < pos - 1) parent.misses.push(0);
+      parent.misses[pos - 1] = misses + 1;
+    }
     setSlot(parent, pos, node);
     return use(node);
   }
@@ -176,6 +189,7 @@ function createTable(compile, isCompiled) {
   }
 
   tables.push({
+    cold: () => cold,
     nodes: () => nodeCount,
     compiled: () => compiledCount,
     reset() {
@@ -194,9 +208,11 @@ const testing = {
   nodes: () => sum(t => t.nodes()),
   compiled: () => sum(t => t.compiled()),
   tables: () => tables.length,
+  coldTables: () => sum(t => (t.cold() ? 1 : 0)),
   reset: () => tables.forEach(t => t.reset()),
   MAX_NODES,
   MAX_COMPILED,
+  MAX_SLOT_MISSES,
   COLD_CALLS
 };
 
