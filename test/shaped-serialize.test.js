@@ -133,7 +133,14 @@ test('Proxies of a learned shape: same bytes and the same trap sequence as js-bs
   const make = (log, wrap) => {
     const inner = { d: 'x', e: new Date(1), f: new js.ObjectId('65494a394033a116319ce2da'), g: js.Long.fromNumber(3) };
     const withToBSON = { toBSON: () => ({ z: 1 }) };
-    const mid = { a: 1, b: [1, 2], c: wrap ? traced(inner, log) : inner, h: true, t: wrap ? traced(withToBSON, log) : withToBSON };
+    const element = { k: 'in an array', m: [1] };
+    const mid = {
+      a: 1,
+      b: [1, 2, wrap ? traced(element, log) : element],
+      c: wrap ? traced(inner, log) : inner,
+      h: true,
+      t: wrap ? traced(withToBSON, log) : withToBSON
+    };
     return { p: wrap ? traced(mid, log) : mid, q: { d: 'x', e: new Date(1), f: null, g: undefined } };
   };
   warmUp(() => make([], false));
@@ -275,6 +282,7 @@ test('toBSON on the primitive prototypes is called at compiled positions too', (
 
 test('nesting past the compiled depth, in one repeated shape, with and without a cycle', () => {
   // (i, a getter, comes before n: a walk that missed the cycle would read more of them)
+  // (every third level holds its child in an array: documents in arrays are compiled frames too)
   const chain = (depth, log) => {
     let doc = { leaf: true };
     const bottom = doc;
@@ -285,10 +293,14 @@ test('nesting past the compiled depth, in one repeated shape, with and without a
           log.push(i);
           return i;
         },
-        n: next
+        n: i % 3 === 2 ? [next] : next
       };
     }
     return { doc, bottom };
+  };
+  const down = (doc, levels) => {
+    for (let i = 0; i < levels; i++) doc = Array.isArray(doc.n) ? doc.n[0] : doc.n;
+    return doc;
   };
   const sameReads = (build, context) => {
     const jsLog = [];
@@ -305,9 +317,7 @@ test('nesting past the compiled depth, in one repeated shape, with and without a
     for (const to of [0, 1, 62, 63, 64, 65, depth - 3].filter(d => d < depth)) {
       sameReads(log => {
         const { doc, bottom } = chain(depth, log);
-        let target = doc;
-        for (let i = 0; i < to; i++) target = target.n;
-        bottom.leaf = target;
+        bottom.leaf = down(doc, to);
         return doc;
       }, `cycle to depth ${to} at depth ${depth}`);
     }

@@ -58,6 +58,7 @@ class Frame {
     this.ck = false;
     this.iu = false;
     this.single = false; // one element handed over by a compiled frame (handOne)
+    this.elementNode = null; // an array's: the compiled node its last document element had
   }
 }
 
@@ -74,6 +75,7 @@ class Walker {
     this.key = undefined;
     this.value = undefined;
     this.entry = 0; // HAND_NO_TOBSON: the key's cache entry (not looked up twice)
+    this.shaped = false; // this call uses the shape table (walkDocument)
     this.pre = PRE_NONE;
     this.preTag = undefined;
   }
@@ -153,6 +155,7 @@ function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   f.rustArr = rustArr;
   f.iter = null;
   f.single = false;
+  f.elementNode = null;
   if (Array.isArray(source)) {
     f.kind = KIND_ARR;
     f.target = source;
@@ -363,6 +366,9 @@ function createLanes(bson, layout, types) {
 
   return { documentLane, arrayLane };
 }
+
+// compiled frames stop short of the depth where the circular-structure path becomes a Set
+const MAX_COMPILED_DEPTH = SCAN_DEPTH - 2;
 
 function createWalk(bson, layout) {
   const { BSONError } = bson;
@@ -591,6 +597,18 @@ function createWalk(bson, layout) {
       if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
       makeFrame(fr, nested, nestedCk, nestedIu, nestedRust, BSONError);
+      if (isArr && walker.shaped && fr.kind === KIND_OBJ && depth <= MAX_COMPILED_DEPTH) {
+        // a document in an array: its compiled frame, if its key list has one
+        const parent = walker.frames[depth - 1];
+        const node = elementNode(parent, fr.keys);
+        if (node !== null) {
+          node.body(walker, t, fr.target, depth, nestedCk, nestedIu, serializeFunctions);
+          writeEnd(t);
+          fr = parent;
+          depth--;
+          continue;
+        }
+      }
       kind = fr.kind;
       target = fr.target;
       keys = fr.keys;
@@ -628,8 +646,6 @@ function createWalk(bson, layout) {
     roomNow,
     tagByChain: layout.tagReadByChain
   });
-  // compiled frames stop short of the depth where the circular-structure path becomes a Set
-  const MAX_COMPILED_DEPTH = SCAN_DEPTH - 2;
 
   /** The shape node of an object frame's key list, if compiled (through `parent`'s slot at `pos`, 1-based, 0 = none). */
   function compiledNode(keys, parent, pos) {
@@ -640,12 +656,22 @@ function createWalk(bson, layout) {
     return node !== null && node.body !== null ? node : null;
   }
 
+  /** The compiled node of a document element of array frame `arr` (the one the last had, first). */
+  function elementNode(arr, keys) {
+    const hint = arr.elementNode;
+    if (hint !== null && sameKeys(hint.keys, keys)) return hint;
+    const node = compiledNode(keys, null, 0);
+    arr.elementNode = node;
+    return node;
+  }
+
   /** js-bson's serializeInto of the root `object`: a compiled frame if its shape has one, else the walk. */
   function walkDocument(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
     const fr = walker.frame(0);
     walker.srcs[0] = object;
     makeFrame(fr, object, checkKeys, ignoreUndefined, false, BSONError);
-    if (shapes !== null && fr.kind === KIND_OBJ && shapes.framesNow()) {
+    walker.shaped = shapes !== null && shapes.framesNow();
+    if (walker.shaped && fr.kind === KIND_OBJ) {
       const node = compiledNode(fr.keys, null, 0);
       if (node !== null) {
         node.body(walker, walker.tape, fr.target, 0, checkKeys, ignoreUndefined, serializeFunctions);
