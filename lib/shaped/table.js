@@ -133,11 +133,12 @@ function createTable(compile, isCompiled) {
     for (const list of byFirstKey.values()) for (const n of list) n.recent = 0;
   }
 
-  // A position holds two nodes: the one it had last (slots) and the one
-  // before (alts). One node serves every level of a tree whose children
-  // differ by level (deep_bson: { right, left } over { right, left } at every
-  // level but the last, over { rightValue, leftValue } there); with one
-  // entry, every level change took the Map.
+  // A position holds the last two nodes the Map found for it (slots, then
+  // alts), both tried before the Map. One node serves every level of a tree
+  // whose children differ by level (deep_bson: { right, left } over
+  // { right, left } at every level but the last, over { rightValue,
+  // leftValue } there); with one entry, every level change took the Map.
+  // (A hit on alts does not swap them: the stores cost more than the compare.)
   function setSlot(parent, pos, node) {
     while (parent.slots.length < pos - 1) parent.slots.push(undefined);
     while (parent.alts.length < pos - 1) parent.alts.push(undefined);
@@ -161,10 +162,7 @@ function createTable(compile, isCompiled) {
     const hint = parent.slots[pos - 1];
     if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint);
     const alt = parent.alts[pos - 1];
-    if (alt !== undefined && sameKeys(alt.keys, keys)) {
-      setSlot(parent, pos, alt);
-      return isCompiled(alt) ? alt : use(alt);
-    }
+    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt);
     const misses = parent.misses[pos - 1] ?? 0;
     if (misses >= MAX_SLOT_MISSES) return null;
     const node = find(keys);
