@@ -2,7 +2,7 @@
 // Every published bson 7.x and bson 6.10 (mongodb 6 / mongoose 8), each its
 // own oracle: the layout probe, the driver plug-in over each copy, the refusal
 // of a copy whose internals are unknown or whose version is unsupported, and
-// the differential / corpus / fuzz / hostile / serialize / deserialize suites
+// the differential / corpus / fuzz / hostile / serialize / shaped-serialize / deserialize suites
 // re-run against each copy (test/support/oracle.js, BSON_RS_ORACLE).
 const { describe, it } = require('node:test');
 const assert = require('node:assert');
@@ -33,7 +33,7 @@ const FOUR_INT_OBJECT_IDS = new Set(['7.3.2', '7.3.3', '7.3.4']);
 // bson 6.x and 7.0-7.2: a recursive codec that reads `_bsontype` once per
 // `else if`, checks nested documents its own way and sees inherited options.
 const RECURSIVE = new Set(['6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0']);
-const SUITES = ['differential', 'corpus', 'fuzz', 'hostile', 'serialize', 'deserialize'].map(s =>
+const SUITES = ['differential', 'corpus', 'fuzz', 'hostile', 'serialize', 'shaped-serialize', 'deserialize'].map(s =>
   path.join(__dirname, `${s}.test.js`)
 );
 
