@@ -24,10 +24,13 @@ const codegen = require('./codegen');
 const { createTable, testing } = require('./table');
 const { entryOf, keyWord, K_NUL, K_FLAGS } = require('../serialize/keys');
 
-// Key lists longer than this are not compiled (the walk takes them): as for
-// the sizers (size.js), very long generated functions ran slower than the
-// generic loop while V8 was still compiling them.
-const MAX_KEYS = 64;
+// Key lists longer than this are not compiled (the walk takes them), and a
+// body is cut into functions of CHUNK_KEYS keys: V8 optimises big functions
+// later. In the short processes of bench:peers, a 59-key body (full_bson's
+// top level without the types deepkit lacks) ran at 1.03x js-bson where the
+// walk runs at 1.64x; with 32 keys at most and chunks of 16 it was 1.73x.
+const MAX_KEYS = 32;
+const CHUNK_KEYS = 16;
 
 /**
  * The shape table of one walk (one js-bson copy), or null without code
@@ -73,18 +76,18 @@ const PARAMS = [
 ];
 
 /**
- * The body of one key list: per key, a room check, the value read, then the
+ * The elements from..to of a key list: per key, a room check, the value read, then the
  * element written or passed on. After a call that may write any number of
  * elements (enterDocument, handOne) the room is asked again. (Each toBSON
  * read of a primitive is from an assignment, so that it has an inline cache
  * of its own: see serialize/walk.js's arrayLane.)
  */
-function bodySource(keys, tagByChain) {
+function chunkSource(keys, from, to, tagByChain) {
   const tagRead = tagByChain
     ? 'tag = tagOf(v);'
     : 'if (v[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();\n  tag = v[bsonType];';
   let src = '';
-  for (let p = 0; p < keys.length; p++) {
+  for (let p = from; p < to; p++) {
     const key = JSON.stringify(keys[p]);
     const entry = entryOf(keys[p]); // (defined now: the key list recurs)
     const w = keyWord(entry);
@@ -120,9 +123,27 @@ else if (v._bsontype == null) {
 }
 `;
   }
-  return `return function shapeBody(walker, t, o, depth, ck, iu, sf) {
+  return src;
+}
+
+/**
+ * The body of a key list: one function per CHUNK_KEYS keys, called in
+ * order (small functions are optimised sooner: see CHUNK_KEYS).
+ */
+function bodySource(keys, tagByChain) {
+  const chunks = [];
+  let src = '';
+  for (let from = 0; from < keys.length || from === 0; from += CHUNK_KEYS) {
+    const name = 'chunk' + chunks.length;
+    chunks.push(name);
+    src += `const ${name} = function shapeBody(walker, t, o, depth, ck, iu, sf) {
 let room = roomNow(t), v, num, str, bool, tag;
-${src}};`;
+${chunkSource(keys, from, Math.min(keys.length, from + CHUNK_KEYS), tagByChain)}};
+`;
+  }
+  if (chunks.length === 1) return `${src}return chunk0;`;
+  const calls = chunks.map(c => `${c}(walker, t, o, depth, ck, iu, sf);`).join('\n');
+  return `${src}return function shapeBody(walker, t, o, depth, ck, iu, sf) {\n${calls}\n};`;
 }
 
 module.exports = { createFrameShapes, testing, MAX_KEYS };
