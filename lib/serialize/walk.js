@@ -376,6 +376,19 @@ function createWalk(bson, layout) {
   const { documentLane, arrayLane } = createLanes(bson, layout, types);
   const { tagOf, writeTagged, writeRegExp, writeCode, writeFunction, writeDBRef } = types;
 
+  /**
+   * An object without a `_bsontype`: a Date, binary or RegExp is written, in
+   * js-bson's order of checks (true); false for a document or array.
+   * (`instanceofDateRead`: `instanceof Date` was read, and false.)
+   */
+  function writeUntagged(t, w, key, value, instanceofDateRead) {
+    if ((!instanceofDateRead && value instanceof Date) || isDate(value)) writeDate(t, w, key, value);
+    else if (value instanceof Uint8Array || isUint8Array(value)) writeUint8Array(t, w, key, value);
+    else if (value instanceof RegExp || isRegExp(value)) writeRegExp(t, w, key, value);
+    else return false;
+    return true;
+  }
+
   function circular() {
     return new BSONError('Cannot convert circular structure to BSON');
   }
@@ -548,12 +561,9 @@ function createWalk(bson, layout) {
         (pre === PRE_NOT_INSTANCEOF_DATE || (pre === PRE_NONE && value._bsontype == null))
       ) {
         // (the lane evaluated `_bsontype == null` and the first `instanceof Date`)
-        const skipInstanceof = pre === PRE_NOT_INSTANCEOF_DATE;
+        const instanceofDateRead = pre === PRE_NOT_INSTANCEOF_DATE;
         pre = PRE_NONE;
-        if ((!skipInstanceof && value instanceof Date) || isDate(value)) writeDate(t, w, key, value);
-        else if (value instanceof Uint8Array || isUint8Array(value)) writeUint8Array(t, w, key, value);
-        else if (value instanceof RegExp || isRegExp(value)) writeRegExp(t, w, key, value);
-        else {
+        if (!writeUntagged(t, w, key, value, instanceofDateRead)) {
           if (onPath(srcs, depth, path, value)) throw circular();
           nestedRust = Array.isArray(value);
           writeDocument(t, w, key, nestedRust);
@@ -689,9 +699,7 @@ function createWalk(bson, layout) {
    * compiled frame when it has one.
    */
   function enterDocument(walker, t, w, key, value, depth, parent, pos, ck, iu, sf) {
-    if (isDate(value)) return writeDate(t, w, key, value);
-    if (value instanceof Uint8Array || isUint8Array(value)) return writeUint8Array(t, w, key, value);
-    if (value instanceof RegExp || isRegExp(value)) return writeRegExp(t, w, key, value);
+    if (writeUntagged(t, w, key, value, true)) return;
     if (onPath(walker.srcs, depth, walker.path, value)) throw circular();
     const isArray = Array.isArray(value);
     writeDocument(t, w, key, isArray);
