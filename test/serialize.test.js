@@ -711,6 +711,37 @@ test('output scratch growth and reuse', () => {
   for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
 });
 
+test('long strings of every script in changing order (the learned size estimate): bytes, own buffers', () => {
+  const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const kinds = {
+    ascii: (n) => fill('lorem ipsum dolor ', n),
+    latin1: (n) => fill('crème brûlée à la café ', n),
+    cjk: (n) => fill('東京都渋谷区の天気', n),
+    emoji: (n) => fill('ok 😀🎉 ', n),
+    lone: (n) => fill('a\ud800b\udc00', n),
+    mixed: (n) => fill('abc', n >> 1) + fill('Привет', n >> 1)
+  };
+  let seed = 7;
+  const rand = (k) => (seed = (seed * 1103515245 + 12345) % 2147483648) % k;
+  const names = Object.keys(kinds);
+  const kept = [];
+  for (let round = 0; round < 60; round++) {
+    const n = [8000, 30000, 40000, 120000, 300000][rand(5)];
+    const doc = { t: kinds[names[rand(names.length)]](n), i: round };
+    if (rand(3) === 0) doc.u = kinds[names[rand(names.length)]](n >> 2);
+    const a = js.serialize(doc);
+    const b = rs.serialize(doc);
+    assert.ok(b.equals(a), `round ${round}`);
+    // a view of a buffer at most 1/8 larger than the document (README), and nobody else's
+    assert.ok(b.buffer.byteLength - b.byteLength <= Math.max(b.byteLength >> 3, 120 * 1024), `round ${round}`);
+    kept.push([b, Buffer.from(a)]);
+    const into = Buffer.alloc(a.length + 5, 0xcc);
+    assert.strictEqual(rs.serializeWithBufferAndIndex(doc, into, { index: 5 }), a.length + 4);
+    assert.ok(into.subarray(5).equals(a), `round ${round} (into a buffer)`);
+  }
+  for (const [b, a] of kept) assert.ok(b.equals(a), 'an earlier result was overwritten');
+});
+
 test('serializeWithBufferAndIndex: same bytes, index and return value, same error when too small', () => {
   const doc = allTypesDoc();
   for (const index of [undefined, 0, 7]) {

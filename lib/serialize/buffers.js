@@ -212,6 +212,19 @@ function ensureInternalSize(size) {
   }
 }
 
+// UTF-8 bytes per character of the string args in the last document with
+// long strings (1 to 3): the next estimate counts them so, and a document
+// like the last is written without a second (sizing) pass. (Counted at one
+// byte each, a long non-ASCII string was written twice and measured three
+// times: a 1 MiB CJK string 3.7x js-bson's time.)
+let strBytesPerChar = 1;
+
+/** Learns strBytesPerChar from a document of n bytes whose other parts were estimated at rest. */
+function learnStrings(n, rest, strExt) {
+  const perChar = (n - rest) / strExt;
+  strBytesPerChar = perChar > 3 ? 3 : perChar >= 1 ? perChar : 1; // (NaN: 1)
+}
+
 /** Runs the native writer over the tape; returns the document length (see takeDocument / lastDocument). */
 function runNative(tape, BSONError, fresh) {
   countDocument();
@@ -235,20 +248,21 @@ function runNative(tape, BSONError, fresh) {
   args[1] = opsLen;
   let target;
   let offset;
-  // A rough size from the tape (string and binary args counted by their
-  // length, a lower bound of their bytes) picks the buffer, so that a second
-  // (sizing) pass is rare.
+  // A rough size from the tape picks the buffer, so that a second (sizing)
+  // pass is rare: binary args by their length, string args by theirs times
+  // the UTF-8 bytes per character of the last large document with strings.
   const ext = tape.ext;
-  let estimate = opsLen * 8 + tape.bi + ext;
+  const strExt = tape.strExt;
+  const rest = opsLen * 8 + tape.bi + ext - strExt;
+  let estimate = rest + Math.ceil(strExt * strBytesPerChar);
   // (past MAX_PRESIZE, or not a number for odd Binary positions: sized by Rust's count instead)
   if (!(estimate <= MAX_PRESIZE)) estimate = opsLen * 8 + tape.bi;
   if (estimate > POOL_DOC_MAX) {
-    if (fresh && ext - tape.strExt + tape.bi >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
-      // Mostly binaries / tape bytes: the estimate is close to the size, so the
-      // document is written into its own buffer and returned without a copy.
-      // (Not long strings: V8's UTF-8 write into new memory was slower than into
-      // the warm scratch plus a copy, string_1mib 0.89x against 0.98x; for a
-      // binary the copy is what costs, binary_1mib 1.40x against 1.00x.)
+    if (fresh && estimate - rest + ext - strExt + tape.bi >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+      // Mostly strings, binaries and tape bytes: the estimate is close to the
+      // size, so the document is written into its own buffer and returned
+      // without a copy (which costs as much as the write: string_1mib 0.79x
+      // the time of the scratch plus a copy).
       target = rawArrayBuffer(estimate + 256);
     } else {
       ensureBig(estimate);
@@ -260,6 +274,7 @@ function runNative(tape, BSONError, fresh) {
     target = pool;
     offset = poolPos;
   }
+  const learn = strExt > POOL_DOC_MAX / 4;
   for (;;) {
     register(SLOT.encOut, target);
     args[2] = offset;
@@ -292,6 +307,7 @@ function runNative(tape, BSONError, fresh) {
     }
     if (typeof r === 'string') throw new BSONError(r);
     if (r >= 0) {
+      if (learn) learnStrings(r, rest, strExt);
       lastBuf = target;
       lastOff = offset;
       return r;
@@ -307,7 +323,9 @@ function runNative(tape, BSONError, fresh) {
       newPool();
       target = pool;
     } else if (fresh && needed <= MAX_PRESIZE) {
-      target = rawArrayBuffer(needed);
+      // (8 bytes of room past the end: the native side re-measures a string
+      // that ends within 4 bytes of the buffer's end)
+      target = rawArrayBuffer(needed + 8);
     } else {
       ensureBig(needed);
       target = big;
