@@ -382,8 +382,8 @@ test('unusual keys and string values', () => {
   for (let round = 0; round < 3; round++) same(vd, undefined, 'values');
 });
 
-test('non-ASCII strings: latin1-range, two-byte, astral, and past the one-pass conversion (64 KiB)', () => {
-  // (src/decode.rs make_string converts valid UTF-8 itself up to 64 KiB, to a one-byte string when every unit is below 0x100)
+test('non-ASCII strings: latin1-range, two-byte, astral, long, and past the one-pass conversion (16 MiB)', () => {
+  // (src/decode.rs make_string converts valid UTF-8 itself up to 16 MiB, to a one-byte string when every unit is below 0x100)
   const pieces = ['é', 'ÿ', '\u0080', 'Ā', '日本', '😀', '\uffff', '\u{10ffff}', 'aé', 'é'.repeat(40), '日'.repeat(30) + 'x'];
   for (const p of pieces) {
     for (const n of [1, 2, 3]) {
@@ -391,14 +391,20 @@ test('non-ASCII strings: latin1-range, two-byte, astral, and past the one-pass c
       same(doc([[0x02, 's', str(text)], [0x02, text, str('v')]]), undefined, `piece ${JSON.stringify(text)}`);
     }
   }
-  for (const len of [64 * 1024 - 2, 64 * 1024, 64 * 1024 + 2]) {
-    for (const unit of ['é', '日', '😀']) {
-      const bytes = Buffer.byteLength(unit);
-      const text = 'a'.repeat(len % bytes) + unit.repeat(Math.floor(len / bytes));
-      const d = doc([[0x02, 's', str(text)], [0x0e, 'y', str(text)]]);
-      const v = same(d, undefined, `${Buffer.byteLength(text)} bytes of ${unit}`);
-      assert.strictEqual(v.value.s, text);
-    }
+  const cases = [];
+  for (const len of [64 * 1024 - 2, 64 * 1024 + 2, 1 << 20]) for (const unit of ['é', '日', '😀', 'ab😀日é']) cases.push([len, unit]);
+  for (const len of [16 * 1024 * 1024 - 1, 16 * 1024 * 1024 + 1]) for (const unit of ['é', '日']) cases.push([len, unit]);
+  for (const [len, unit] of cases) {
+    const bytes = Buffer.byteLength(unit);
+    const text = 'a'.repeat(len % bytes) + unit.repeat(Math.floor(len / bytes));
+    const d = doc([[0x02, 's', str(text)], [0x0e, 'y', str(text)]]);
+    const v = same(d, undefined, `${Buffer.byteLength(text)} bytes of ${unit}`);
+    assert.strictEqual(v.value.s, text);
+  }
+  // a long string after a longer one (the scratch freed and grown again)
+  for (const n of [3 << 20, 1 << 16, 2 << 20]) {
+    const text = '日本語'.repeat(n / 3);
+    assert.strictEqual(rs.deserialize(js.serialize({ s: text })).s, text);
   }
 });
 
