@@ -110,6 +110,16 @@ function buildDocuments(bson, { only = null } = {}) {
   }
   add('string_1mib', '{ data: one 1 MiB ASCII string }', { data: ascii });
 
+  // 1 MiB of UTF-8 in three-byte characters (CJK text); its own PRNG, so the
+  // documents after it stay exactly as they were.
+  {
+    const rand3 = prng(0x636a6b);
+    const CJK = '東京都渋谷区新宿北京市上海天気晴曇雨雪春夏秋冬日月火水木金土山川海空人口大小中国語本学生先会社時間年今何私見行来食飲話読書買売電車駅道店、。';
+    let text = '';
+    for (let i = 0; i < MIB / 3; i++) text += CJK[Math.floor(rand3() * CJK.length)];
+    add('cjk_1mib', '{ data: one string of 349,525 CJK characters (1 MiB of UTF-8) }', { data: text });
+  }
+
   const bytes = new Uint8Array(MIB);
   for (let i = 0; i < MIB; i++) bytes[i] = Math.floor(rand() * 256);
   add('binary_1mib', '{ data: one 1 MiB Binary (subtype 0) }', { data: new Binary(bytes, 0) });
