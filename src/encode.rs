@@ -4,6 +4,7 @@ use std::ffi::c_void;
 use napi::sys;
 
 use bson_rs_core::encode::{ArgSource, OwnedArg, Step};
+use bson_rs_core::utf8;
 
 use crate::napi_util::{check_msg, guard, Args};
 use crate::state::EnvState;
@@ -141,6 +142,37 @@ pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback
     buf.truncate(len.min(n));
     EnvState::of(&args).encoder.define_key(id, &buf)?;
     Ok(number(env, len as f64))
+  })
+}
+
+/// Code units the `utf8Length` scratch keeps between calls (2 MiB).
+const KEEP_LEN_UTF16: usize = 1 << 20;
+
+/// `utf8Length(s)`: the UTF-8 byte length of string `s`, for a long string
+/// that is not Latin-1 (lib/calculate-size.js). V8 measures a two-byte
+/// string by encoding it; reading its code units (a copy) and counting them
+/// here took 0.27-0.40x the time (cjk_1mib, 40k CJK characters). A lone
+/// surrogate counts as U+FFFD, as in `Buffer.byteLength`.
+pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+  guard(env, || {
+    let args = Args::<1>::read(env, info)?;
+    let s = args.get(0);
+    let mut n = 0usize;
+    // SAFETY: a NULL buffer asks for the length only.
+    check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, std::ptr::null_mut(), 0, &mut n) }, "utf8Length expected a string")?;
+    let units = &mut EnvState::of(&args).len_utf16;
+    let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
+    if units.len() < room {
+      units.resize(room, 0);
+    }
+    let mut read = 0usize;
+    // SAFETY: `units` has room for n units and the NUL.
+    check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), room, &mut read) }, "utf8Length expected a string")?;
+    let length = utf8::utf16_utf8_len(units.get(..read).unwrap_or(&[]));
+    if units.len() > KEEP_LEN_UTF16 {
+      *units = Vec::new(); // (a huge string's scratch is not kept)
+    }
+    Ok(number(env, length as f64))
   })
 }
 

@@ -94,6 +94,8 @@ pub struct EnvState {
   pub encoder: bson_rs_core::encode::Encoder,
   /// Reusable argument vector of `encode` calls.
   pub enc_args: Vec<sys::napi_value>,
+  /// Code units of the string `utf8Length` measures.
+  pub len_utf16: Vec<u16>,
 }
 
 impl EnvState {
@@ -104,6 +106,7 @@ impl EnvState {
       decoder: DecodeState::new(),
       encoder: bson_rs_core::encode::Encoder::new(),
       enc_args: Vec::new(),
+      len_utf16: Vec::new(),
     }
   }
 

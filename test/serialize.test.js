@@ -707,6 +707,36 @@ test('objects in arrays (lane hand-over): same trap sequence as js-bson for prox
   same({ a: [{ _bsontype: 'Foo', [Symbol.for('@@mdb.bson.version')]: 7 }] });
 });
 
+test('sizes of long strings that are not Latin-1 (measured natively) and of those that look Latin-1', () => {
+  const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const texts = [];
+  for (const n of [4095, 4096, 5000, 70000, 1 << 20]) {
+    for (const unit of ['Привет, мир ', '東京都渋谷区', 'ok 😀🎉 ', 'é', 'a\ud800b\udc00\udbff\udfff日', '\ud83d\ude00']) texts.push(fill(unit, n));
+    // a lone surrogate at each sampled position and at the ends; an astral pair split by a sample
+    const base = fill('日本', n).split('');
+    for (const at of [0, n >>> 2, n >>> 1, n - 1]) {
+      const t = base.slice();
+      t[at] = '\udc01';
+      texts.push(t.join(''));
+    }
+    // two-byte text whose sampled characters are ASCII: Buffer.byteLength's path
+    const t = base.slice();
+    t[n >>> 1] = 'a';
+    t[n >>> 2] = 'b';
+    texts.push(t.join(''));
+    texts.push(fill('a', n - 1) + '日');
+  }
+  for (const text of texts) {
+    const label = `${text.length} units from ${JSON.stringify(text.slice(0, 4))}`;
+    for (let i = 0; i < 6; i++) {
+      // (repeated: the key list is compiled after a few documents, shaped/size.js)
+      const doc = { s: text, code: new Code(text), sym: new BSONSymbol(text), re: new BSONRegExp(text, 'i'), list: [text] };
+      assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc), label);
+    }
+    assert.strictEqual(rs.calculateObjectSize({ s: text }), Buffer.from(text).length + 13, label); // 4 + 1 + 2 + 4 + bytes + 1 + 1
+  }
+});
+
 test('output scratch growth and reuse', () => {
   for (const n of [60000, 70000, 1 << 20, 100, 3 << 20, 10]) same({ s: 'z'.repeat(n), n });
 });

@@ -1,5 +1,6 @@
 //! UTF-8 classification for the decoder: ASCII, valid UTF-8, or invalid
-//! (decoded lossily, like Node's `buffer.toString('utf8')`).
+//! (decoded lossily, like Node's `buffer.toString('utf8')`); and the UTF-8
+//! length of UTF-16 text for calculateObjectSize.
 
 /// Only bytes < 0x80: the binding can create a one-byte (latin1) string.
 pub const ASCII: u8 = 0;
@@ -92,6 +93,28 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   }
 }
 
+/// UTF-8 byte length of UTF-16 text, each lone surrogate counted as U+FFFD
+/// (3 bytes), which is what `Buffer.byteLength` counts. One byte per unit,
+/// one more from U+0080 and one more from U+0800; a surrogate pair, counted
+/// 3 + 3 so, is 4 bytes. (A loop the compiler vectorises.)
+pub fn utf16_utf8_len(src: &[u16]) -> usize {
+  let mut n = src.len();
+  let mut surrogates = 0u16;
+  for chunk in src.chunks(4096) {
+    let mut extra = 0u32;
+    for &c in chunk {
+      extra += u32::from(c >= 0x80) + u32::from(c >= 0x800);
+      surrogates |= u16::from((c & 0xf800) == 0xd800);
+    }
+    n += extra as usize;
+  }
+  if surrogates != 0 {
+    let pairs = src.windows(2).filter(|w| (0xd800..0xdc00).contains(&w[0]) && (0xdc00..0xe000).contains(&w[1])).count();
+    n -= 2 * pairs;
+  }
+  n
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -143,4 +166,32 @@ mod tests {
     assert!(lossy_eq(&[0xff], "\u{fffd}".as_bytes()));
     assert!(!lossy_eq(b"a", b"b"));
   }
+  #[test]
+  fn utf8_length_of_utf16_like_buffer_byte_length() {
+    let mut cases: Vec<Vec<u16>> = vec![
+      vec![],
+      "abc".encode_utf16().collect(),
+      "naïve café".encode_utf16().collect(),
+      "日本語のテキスト".encode_utf16().collect(),
+      "😀 emoji 🚀 👩‍💻".encode_utf16().collect(),
+      "\u{7f}\u{80}\u{7ff}\u{800}\u{d7ff}\u{e000}\u{ffff}\u{10000}\u{10ffff}".encode_utf16().collect(),
+      // lone surrogates: high at the end, high before a non-low, low alone, reversed, high high low
+      vec![0x61, 0xd800],
+      vec![0xd800, 0x61],
+      vec![0xdc00],
+      vec![0xde00, 0xd83d],
+      vec![0xd83d, 0xd83d, 0xde00],
+    ];
+    // past one 4096-unit chunk
+    cases.push("日本😀a".encode_utf16().cycle().take(10_000).collect());
+    for units in cases {
+      assert_eq!(utf16_utf8_len(&units), String::from_utf16_lossy(&units).len(), "{units:x?}");
+    }
+    for u in 0..=0xffffu16 {
+      for units in [vec![u], vec![0x61, u, 0xdc00], vec![0xd800, u]] {
+        assert_eq!(utf16_utf8_len(&units), String::from_utf16_lossy(&units).len(), "{units:x?}");
+      }
+    }
+  }
+
 }
