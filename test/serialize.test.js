@@ -494,7 +494,7 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
   // first size and the document fills one of them (ops, number slots, bytes) mid-run.
   const script = `
     const { js, rs } = require('./test/support/oracle');
-    const { ObjectId, Long, Timestamp } = js;
+    const { ObjectId, Long, Timestamp, Binary, UUID, Decimal128 } = js;
     const n = 40000;
     const oid = (i) => new ObjectId(i.toString(16).padStart(24, '0'));
     const array = (make) => ({ run: Array.from({ length: n }, (_, i) => make(i)) });
@@ -508,6 +508,11 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
       longs: () => array((i) => Long.fromNumber(i * 1e6)),
       dates: () => array((i) => new Date(i * 1000)),
       mixed: () => array((i) => [i, 'x'.repeat(i % 48), oid(i), new Date(i), Timestamp.fromNumber(i), i + 0.5][i % 6]),
+      // tagged values the lane writes through writeTagged (HAND_ROOM): binaries
+      // of more bytes than an element's room, then 20 strings of 48 bytes (which
+      // ran past the bytes tape when the lane went on after a binary)
+      binaries: () => array((i) => (i % 21 ? 's'.repeat(48) : new Binary(Buffer.alloc(1000 + ((i * 37) % 3000), i & 0xff), i % 5))),
+      tagged: () => array((i) => [new UUID(i.toString(16).padStart(32, '0')), Decimal128.fromString(i + '.5'), 'y'.repeat(i % 49)][i % 3]),
       // the document lane at its byte bound: an inline key of 64 bytes and a
       // 48-byte string, then a cached key and a 48-byte string, in turn
       inlineKeys: () => {
@@ -536,7 +541,7 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
     const same = [0, 1].map(() => Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
     console.log(JSON.stringify(same));
   `;
-  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'inlineKeys']) {
+  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'binaries', 'tagged', 'inlineKeys']) {
     const r = spawnSync(process.execPath, ['-e', script, name], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
     assert.strictEqual(r.status, 0, r.stderr);
     assert.deepStrictEqual(JSON.parse(r.stdout), [true, true], name);
