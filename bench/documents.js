@@ -145,6 +145,13 @@ function buildDocuments(bson, { only = null } = {}) {
   // A 1 MiB binary under a one-letter key: the fixed cost of a call plus one copy.
   add('binary_1mib_k1', '{ b: one 1 MiB Binary (subtype 0) } (one-letter key)', { b: new Binary(bytes, 0) });
 
+  // Many small binaries: 16 bytes each, where the per-value work is the cost (own PRNG).
+  {
+    const rand4 = prng(0x75756964);
+    const uuidHex = () => Array.from({ length: 32 }, () => Math.floor(rand4() * 16).toString(16)).join('');
+    add('uuid_1000', '{ values: [1,000 UUIDs] } (Binary subtype 4, 16 bytes each)', { values: array(1000, () => new bson.UUID(uuidHex())) });
+  }
+
   // Keys never seen before: a pool of documents cycled through call after call,
   // each key distinct across the pool (100k+ keys, far more than any key cache
   // of a few thousand entries holds), built before timing; deserialize cycles
