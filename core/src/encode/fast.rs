@@ -1,7 +1,7 @@
 //! The fast path: runs of fixed-size elements (numbers, dates, booleans,
-//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings from the bytes
-//! tape) whose keys come from the key table or are array indices, written
-//! into a window of `FAST_ROOM` bytes while the output has room for it.
+//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings and binaries from
+//! the bytes tape) whose keys come from the key table or are array indices,
+//! written into a window of `FAST_ROOM` bytes while the output has room for it.
 //! Each arm writes the same bytes as the kind's arm in `run_inner`
 //! (the tests run every tape with a small and a roomy output and compare).
 //! Calls `ops`, `out`.
@@ -121,6 +121,27 @@ pub(super) fn fast_run(
         }
         w[p + n] = 0;
         p += n + 1;
+        b_i += n;
+      }
+      K_BINB => {
+        // (as values::binary_bytes; a longer or malformed one goes to run_inner)
+        let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
+        let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
+        let Ok(n) = usize::try_from(len) else { break Ok(()) };
+        if n > SHORT_BYTES {
+          break Ok(());
+        }
+        let Some(src) = bytes.get(b_i..b_i + n) else { break Ok(()) };
+        let old_byte_array = subtype == 2;
+        w[p..p + 4].copy_from_slice(&(len + if old_byte_array { 4 } else { 0 }).to_le_bytes());
+        w[p + 4] = subtype as u8;
+        p += 5;
+        if old_byte_array {
+          w[p..p + 4].copy_from_slice(&len.to_le_bytes());
+          p += 4;
+        }
+        w[p..p + n].copy_from_slice(src);
+        p += n;
         b_i += n;
       }
       K_NUM8 => {

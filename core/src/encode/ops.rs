@@ -27,7 +27,7 @@ pub(super) const K_BINB: u8 = 18;
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
 pub(super) const FAST_ROOM: usize = 128;
-/// Byte strings up to this length take the fast path (a multiple of 8).
+/// Byte strings and binaries up to this length take the fast path (a multiple of 8).
 pub(super) const SHORT_BYTES: usize = 48;
 
 #[derive(Clone, Copy)]
@@ -43,7 +43,7 @@ pub(super) struct OpInfo {
 }
 
 const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
-  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI);
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB);
   OpInfo { fast, kind, type_byte, strings, slot }
 }
 

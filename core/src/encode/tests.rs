@@ -178,6 +178,41 @@ fn binary_subtypes_and_fixed() {
 }
 
 #[test]
+fn binaries_from_the_bytes_tape() {
+  // lengths around the fast path's limit, the old byte-array subtype, under a key and in an array
+  let mut e = Encoder::new();
+  e.define_key(0, b"b").unwrap();
+  for len in [0usize, 1, 16, 47, 48, 49, 100] {
+    for sub in [0x104i32, 2, 0x100] {
+      let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
+      let ops = [w(op::BINARY_BYTES, 1), w(op::ARRAY, 1), op::BINARY_BYTES, op::BINARY_BYTES, op::END, op::END];
+      let mut nums = Vec::new();
+      for _ in 0..3 {
+        nums.extend((len as i32).to_le_bytes());
+        nums.extend(sub.to_le_bytes());
+      }
+      let bytes = [&data[..], &data, &data].concat();
+      let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
+      let head: Vec<u8> = if sub == 2 {
+        [&((len + 4) as u32).to_le_bytes()[..], &[2], &(len as u32).to_le_bytes()].concat()
+      } else {
+        [&(len as u32).to_le_bytes()[..], &[sub as u8]].concat()
+      };
+      let value: Vec<u8> = [&head[..], &data].concat();
+      let inner: Vec<u8> = [&[5u8, b'0', 0][..], &value, &[5, b'1', 0], &value, &[0]].concat();
+      let body: Vec<u8> = [&[5u8, b'b', 0][..], &value, &[4, b'b', 0], &((inner.len() + 4) as u32).to_le_bytes(), &inner, &[0]].concat();
+      let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+      assert_eq!(got, expect, "len {len} subtype {sub:#x}");
+    }
+  }
+  // a length the bytes tape does not hold, or a negative one, is an error on both paths
+  for (len, bytes) in [(16i32, vec![0u8; 15]), (-1, vec![0u8; 16])] {
+    let nums = [len.to_le_bytes(), 0x100i32.to_le_bytes()].concat();
+    assert!(run_all(&mut e, &[w(op::ARRAY, 1), op::BINARY_BYTES, op::END, op::END], &nums, &bytes, &[], 4).is_err());
+  }
+}
+
+#[test]
 fn code_with_scope_and_regex() {
   let mut e = Encoder::new();
   let ops = [w(op::CODE_W_SCOPE, 0), w(op::INT32, 0), op::END, w(op::REGEX, 0), op::END];
