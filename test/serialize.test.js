@@ -488,6 +488,21 @@ test('binary arguments across native chunks, and Uint8Array look-alikes', () => 
   same({ weird });
 });
 
+test('many empty binaries and Uint8Arrays in one document', () => {
+  // (an empty one used to double the bytes tape: 20 of them threw a RangeError)
+  const { Binary } = js;
+  const empties = () => [new Binary(Buffer.alloc(0)), new Binary(Buffer.alloc(0), 2), Buffer.alloc(0), new Uint8Array(0)];
+  const docs = [
+    { v: Array.from({ length: 1000 }, (_, i) => empties()[i % 4]) },
+    Object.fromEntries(Array.from({ length: 400 }, (_, i) => ['k' + i, empties()[i % 4]])),
+    { v: Array.from({ length: 300 }, (_, i) => ({ a: empties()[i % 4], b: i })) }
+  ];
+  for (const doc of docs) {
+    assert.deepStrictEqual(Buffer.from(rs.serialize(doc)), js.serialize(doc));
+    assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc));
+  }
+});
+
 test('tape growth inside a lane run: every tape, every kind the lanes write', () => {
   // The lanes check the tapes' room once per several elements (Tape#room).
   // Each document in a process of its own, so that the tapes start at their

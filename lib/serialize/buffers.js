@@ -117,12 +117,15 @@ class Tape {
       this.setNums(new ArrayBuffer(old.byteLength * 2));
       this.f64.set(old);
     }
-    if (this.bi >= this.bytesLimit) this.reserveBytes(0);
+    if (this.bi >= this.bytesLimit) this.growBytes(0);
   }
   /** Makes room for `n` more bytes (plus the 64 of an element) on the bytes tape. */
   reserveBytes(n) {
+    if (this.bi + n > this.bytesLimit) this.growBytes(n);
+  }
+  /** Grows the bytes tape (at least doubles it) to hold `n` bytes past `bi`, plus 64. */
+  growBytes(n) {
     const needed = this.bi + n + 64;
-    if (n !== 0 && needed - 64 <= this.bytesLimit) return;
     const old = this.u8;
     let size = old.byteLength * 2;
     while (size < needed) size *= 2;

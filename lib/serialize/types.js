@@ -57,7 +57,7 @@ function putInlineKey(t, op, w, key) {
     return;
   }
   if (n <= KEY_BYTES_MAX) {
-    if (n !== 0) t.reserveBytes(n); // (reserveBytes(0) means "grow now")
+    t.reserveBytes(n);
     const u8 = t.u8;
     const bi = t.bi;
     let j = 0;
