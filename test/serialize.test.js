@@ -528,6 +528,9 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
       // ran past the bytes tape when the lane went on after a binary)
       binaries: () => array((i) => (i % 21 ? 's'.repeat(48) : new Binary(Buffer.alloc(1000 + ((i * 37) % 3000), i & 0xff), i % 5))),
       tagged: () => array((i) => [new UUID(i.toString(16).padStart(32, '0')), Decimal128.fromString(i + '.5'), 'y'.repeat(i % 49)][i % 3]),
+      // binaries of up to 49 bytes (the lane goes on after those within an
+      // element's room), old byte arrays among them, between 48-byte strings
+      smallBinaries: () => array((i) => (i % 3 ? 's'.repeat(48) : new Binary(Buffer.alloc((i >> 2) % 50, i & 0xff), i % 2 ? 2 : 4))),
       // the document lane at its byte bound: an inline key of 64 bytes and a
       // 48-byte string, then a cached key and a 48-byte string, in turn
       inlineKeys: () => {
@@ -556,7 +559,7 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
     const same = [0, 1].map(() => Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
     console.log(JSON.stringify(same));
   `;
-  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'binaries', 'tagged', 'inlineKeys']) {
+  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'binaries', 'tagged', 'smallBinaries', 'inlineKeys']) {
     const r = spawnSync(process.execPath, ['-e', script, name], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
     assert.strictEqual(r.status, 0, r.stderr);
     assert.deepStrictEqual(JSON.parse(r.stdout), [true, true], name);

@@ -12,6 +12,10 @@ const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
 // before its native call; the output buffer is shared (it is only used inside
 // a native call and copied out at once).
+
+// An element's value may put this many bytes on the bytes tape within its room (Tape.room).
+const ELEMENT_VALUE_BYTES = 48;
+
 const registered = [];
 for (const slot of [SLOT.encOps, SLOT.encNums, SLOT.encBytes, SLOT.encOut]) {
   registered[slot] = ensureScratch(slot, 0);
@@ -100,7 +104,7 @@ class Tape {
    * again: hasRoom() stays true for the first room() - 1 of them; 0 when it
    * is false now. Each takes at most 1 op, 2 number slots and 128 bytes (an
    * inline key of up to 64, which reserveBytes makes room for, then up to
-   * 48 of the value, which must start below bytesLimit).
+   * ELEMENT_VALUE_BYTES of the value, which must start below bytesLimit).
    */
   room() {
     return Math.max(0, Math.min(this.opsLimit - this.opi, (this.numsLimit - this.ni + 1) >> 1, (this.bytesLimit - this.bi + 127) >> 7));
@@ -362,4 +366,4 @@ function lastDocument(n) {
   return new Uint8Array(lastBuf, lastOff, n); // the pool position is not advanced
 }
 
-module.exports = { Tape, runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize };
+module.exports = { Tape, ELEMENT_VALUE_BYTES, runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize };

@@ -12,7 +12,7 @@
 const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
 const { keyEntry, keyWord, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
 const T = require('./types');
-const { Tape } = require('./buffers');
+const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
 const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
 const { sameKeys } = require('../shaped/table');
 
@@ -30,7 +30,7 @@ const HAND_PLAIN = 2; // hands over an element it does not take
 const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
 const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
 const HAND_PRE = 5; // ... with what `pre` says was read
-const HAND_ROOM = 6; // written, maybe past an element's room: the lane stops, the walk asks for room
+const HAND_ROOM = 6; // written past an element's room: the lane stops, the walk asks for room
 const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
@@ -300,12 +300,12 @@ function createLanes(bson, layout, types) {
     }
     if (tag === 'ObjectId') writeObjectId(t, KEY_INDEX, i, value);
     else if (tag === 'Long' || tag === 'Timestamp') writeLong(t, KEY_INDEX, i, value);
-    else if (writeTagged(t, KEY_INDEX, i, value, tag)) {
+    else {
       // (Binary, Decimal128, ...: written here too, not handed to the walk
-      // one element at a time; 1,000 UUIDs took 1.6x js-bson's time so. A
-      // binary's bytes may exceed an element's room.)
-      return HAND_ROOM;
-    } else {
+      // one element at a time; 1,000 UUIDs took 1.6x js-bson's time so. Only
+      // a binary's bytes may exceed an element's room: past it the lane stops.)
+      const bi = t.bi;
+      if (writeTagged(t, KEY_INDEX, i, value, tag)) return t.bi - bi <= ELEMENT_VALUE_BYTES ? HAND_NONE : HAND_ROOM;
       walker.pre = PRE_TAG;
       walker.preTag = tag;
       return HAND_PRE;
