@@ -94,6 +94,46 @@ test('a learned position that later holds something else', () => {
   }
 });
 
+test('a compiled array: every kind of element after each class (its reads are made at that class\'s site)', () => {
+  const { ObjectId, Long, Timestamp, Binary, UUID, Decimal128, Code, BSONRegExp } = js;
+  const oid = new ObjectId('65494a394033a116319ce2da');
+  const before = [oid, new Date(2), Long.fromNumber(7), Timestamp.fromNumber(8), new Binary(Buffer.from('ab')), new UUID('0123456789abcdef0123456789abcdef'), Decimal128.fromString('2.5'), { a: 1 }, [1], 'x'];
+  const after = (log) => [
+    oid,
+    new Date(3),
+    Long.fromNumber(9),
+    new UUID('fedcba9876543210fedcba9876543210'),
+    new Binary(Buffer.from('xyz'), 2),
+    new Code('f', { a: 1 }),
+    new BSONRegExp('p', 'i'),
+    { toBSON: () => ({ replaced: true }) },
+    { _bsontype: 'ObjectId' },
+    { _bsontype: 'ObjectId', [Symbol.for('@@mdb.bson.version')]: 6 },
+    { _bsontype: 'Unknown', [Symbol.for('@@mdb.bson.version')]: 7 },
+    Buffer.from('ab'),
+    /re/g,
+    { b: 2 },
+    traced({ c: 3 }, log),
+    traced(Long.fromNumber(5), log),
+    null,
+    12n
+  ];
+  const n = after([]).length;
+  for (let k = 0; k < n; k++) {
+    shapes.reset();
+    // the array's own compiled loop, warmed with arrays of several classes
+    warmUp(i => ({ values: [before[i % before.length], before[(i + 3) % before.length], i] }));
+    for (const prev of before) {
+      const jsLog = [];
+      const rsLog = [];
+      const e = outcome(() => js.calculateObjectSize({ values: [prev, prev, after(jsLog)[k], prev] }));
+      const a = outcome(() => rs.calculateObjectSize({ values: [prev, prev, after(rsLog)[k], prev] }));
+      assert.deepStrictEqual(a, e, `element ${k} after ${prev?.constructor?.name}`);
+      assertFastSizeTraps(rsLog, jsLog, `element ${k} after ${prev?.constructor?.name}`);
+    }
+  }
+});
+
 test('Proxies of a learned shape: same size and the same trap sequence as js-bson', () => {
   const make = (log, wrap) => {
     const inner = { d: 'x', e: new Date(1), f: new js.ObjectId('65494a394033a116319ce2da') };
