@@ -85,6 +85,7 @@ describe('the layout probe', () => {
       assert.strictEqual(layout.major, Number(version.split('.')[0]));
       assert.strictEqual(layout.objectIdIsFourInts, FOUR_INT_OBJECT_IDS.has(version));
       assert.strictEqual(layout.objectIdFromInts, FOUR_INT_OBJECT_IDS.has(version));
+      assert.strictEqual(layout.binaryFromFields, version.startsWith('6.') ? 'sub_type' : 'buffer');
       assert.strictEqual(layout.tagReadByChain, RECURSIVE.has(version));
       assert.strictEqual(layout.readsNestedRecursively, RECURSIVE.has(version));
       assert.strictEqual(layout.readsInheritedOptions, RECURSIVE.has(version));
@@ -140,6 +141,46 @@ describe('ObjectIds made without their constructor (layout.objectIdFromInts)', (
       }
     });
     assert.strictEqual(layoutOf({ ...bson, ObjectId }).objectIdFromInts, false);
+  });
+});
+
+describe('Binaries and UUIDs made without their constructors (layout.binaryFromFields)', () => {
+  const createDeserializer = require('../lib/deserialize');
+  const own = o => Reflect.ownKeys(o).map(k => [k, Object.getOwnPropertyDescriptor(o, k)]);
+  const hexes = ['00112233445566778899aabbccddeeff', '00112233445566778899aabbccddee', '', '616263'];
+
+  for (const [alias, version] of Object.entries(COPIES)) {
+    it(`bson ${version}: are the objects its deserialize makes (prototype, own properties in order, descriptors)`, () => {
+      const bson = require(alias);
+      const values = [];
+      for (const hex of hexes) for (const subType of [4, 0, 2, 0x80]) values.push(new bson.Binary(Buffer.from(hex, 'hex'), subType));
+      const bytes = bson.serialize({ a: values, b: { c: values[0] }, d: values[1] });
+      const ours = createDeserializer(bson).deserialize(bytes);
+      const theirs = bson.deserialize(bytes);
+      const pairs = [...ours.a.map((o, k) => [o, theirs.a[k]]), [ours.b.c, theirs.b.c], [ours.d, theirs.d]];
+      for (const [o, t] of pairs) {
+        assert.strictEqual(Object.getPrototypeOf(o), Object.getPrototypeOf(t));
+        assert.deepStrictEqual(own(o), own(t));
+        assert.strictEqual(o.buffer.buffer, bytes.buffer, 'a view of the input, as js-bson');
+      }
+      assert.ok(ours.a[0] instanceof bson.UUID);
+      assert.deepStrictEqual(ours, theirs);
+    });
+  }
+
+  it('are made by the constructors for a copy whose constructor does more', () => {
+    const bson = require('bson734');
+    class Binary extends bson.Binary {
+      constructor(buffer, subType) {
+        super(buffer, subType);
+        this.seen = true;
+      }
+    }
+    const copy = { ...bson, Binary };
+    assert.strictEqual(layoutOf(copy).binaryFromFields, null);
+    const back = createDeserializer(copy).deserialize(bson.serialize({ a: new bson.Binary(Buffer.from('abc'), 0x80) }));
+    assert.ok(back.a instanceof Binary);
+    assert.strictEqual(back.a.seen, true);
   });
 });
 
