@@ -171,3 +171,55 @@ test('ever-new keys: dictionary-mode objects with js-bson\'s values; alternating
   assert.strictEqual(r.stderr, '');
   assert.deepStrictEqual(JSON.parse(r.stdout), [true, true, true, false, true, false, true, true]);
 });
+
+test('recurring key lists: objects from their compiled factory, as js-bson; a list that changes is followed', () => {
+  const docs = [
+    { n: 1, ok: 1 },
+    { ok: 1 },
+    { a: 'x', b: { c: null, d: true }, e: 2.5 },
+    { n: 1, ok: 1, extra: 'y' },
+    { ok: 0, n: 1 },
+    { b: { d: false, c: null }, a: 'x', e: 2.5 },
+    { 1: 'one', 0: 'zero', z: 2 }
+  ].map((doc) => js.serialize(doc));
+  docs.push(b.doc(b.el(T.int32, 'dup', b.i32(1)), b.el(T.int32, 'x', b.i32(2)), b.el(T.int32, 'dup', b.i32(3))));
+  // each list many times in a row (compiled), then interleaved with the others at the same ordinals
+  for (const bytes of docs) {
+    for (let i = 0; i < 40; i++) {
+      const got = rs.deserialize(bytes);
+      assert.deepStrictEqual(got, js.deserialize(bytes));
+      assert.deepStrictEqual(Object.keys(got), Object.keys(js.deserialize(bytes)));
+    }
+  }
+  for (let i = 0; i < 400; i++) {
+    const bytes = docs[(i * 7) % docs.length];
+    const got = rs.deserialize(bytes);
+    assert.deepStrictEqual(got, js.deserialize(bytes), `round ${i}`);
+    assert.deepStrictEqual(JSON.stringify(got), JSON.stringify(js.deserialize(bytes)), `key order, round ${i}`);
+  }
+});
+
+test('no reference to a document read here is kept after the call', () => {
+  // { b: <1 MiB binary> } is read here (a view of the input): the input must be collectable after
+  const { spawnSync } = require('node:child_process');
+  const path = require('node:path');
+  const script = `
+    const js = require('bson');
+    const rs = require(${JSON.stringify(path.join(__dirname, '..'))});
+    const refs = [];
+    for (let i = 0; i < 20; i++) {
+      let input = js.serialize({ b: new js.Binary(Buffer.alloc(1 << 20, i)) });
+      refs.push(new WeakRef(input.buffer));
+      let out = rs.deserialize(input);
+      if (out.b.buffer.length !== 1 << 20) throw new Error('not the binary');
+      input = out = null;
+    }
+    (async () => {
+      for (let k = 0; k < 5; k++) { await new Promise((r) => setImmediate(r)); global.gc(); }
+      process.stdout.write(String(refs.filter((r) => r.deref() !== undefined).length));
+    })();
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script], { encoding: 'utf8', cwd: path.join(__dirname, '..') });
+  assert.strictEqual(r.stderr, '');
+  assert.strictEqual(r.stdout, '0');
+});

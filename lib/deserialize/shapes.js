@@ -50,6 +50,7 @@ function setDense(array, index, value) {
 // compilation.
 const COMPILE_AFTER = 8;
 
+/** `(s, b) => ({ [names[0]]: s[b], ... })` as an object literal, or null without code generation. */
 function compileFactory(names) {
   const n = names.length;
   let src = 'return {';
@@ -103,4 +104,4 @@ function runDefinitions(ops, pc, end, S) {
   return si;
 }
 
-module.exports = { keys, cachedStrings, factories, arities, assignValue, dictionaryObject, runDefinitions };
+module.exports = { keys, cachedStrings, factories, arities, assignValue, dictionaryObject, compileFactory, COMPILE_AFTER, runDefinitions };
