@@ -25,7 +25,7 @@ function invalidUtf8Cause() {
 module.exports = function createDeserializer(bson) {
   const { BSONRegExp, BSONError } = bson;
   const layout = layoutOf(bson);
-  const { build, binary, ByteUtils } = createBuilder(bson, layout);
+  const { build, binary, objectId, ByteUtils } = createBuilder(bson, layout);
   // The copy's messages for malformed nested documents (see ARCHITECTURE.md, "Reads of js-bson internals").
   const nestedChecks = layout.readsNestedRecursively ? F_RECURSIVE : 0;
   const readOptions = createOptionsReader(BSONError, layout.readsInheritedOptions);
@@ -48,7 +48,7 @@ module.exports = function createDeserializer(bson) {
 
   function run(buffer, index, flags, rawNames, utf8Names) {
     if (index === 0 && rawNames === null && utf8Names === null && (flags & (F_PROMOTE_VALUES | F_RAW)) === F_PROMOTE_VALUES) {
-      const small = readSmall(buffer, binary, (flags & F_PROMOTE_BUFFERS) !== 0);
+      const small = readSmall(buffer, binary, objectId, (flags & F_PROMOTE_BUFFERS) !== 0);
       if (small !== undefined) return small;
     }
     const r = decodeToTape(buffer, index, flags | nestedChecks, rawNames, utf8Names);

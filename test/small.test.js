@@ -37,7 +37,15 @@ const SAMPLES = [
   b.doc(b.el(T.int32, '', b.i32(3)), b.el(T.int32, 'dup', b.i32(1)), b.el(T.int32, 'dup', b.i32(2))),
   b.doc(b.el(T.binary, 'b', b.bin(0, Buffer.from('xyz'))), b.el(T.binary, 'e', b.bin(0x80, Buffer.alloc(0)))),
   b.doc(b.el(T.binary, 'u', b.bin(4, Buffer.alloc(16, 9))), b.el(T.binary, 'v', b.bin(4, Buffer.alloc(3, 9)))),
-  b.doc(b.el(T.binary, 'two', b.bin(2, Buffer.from('ab'))))
+  b.doc(b.el(T.binary, 'two', b.bin(2, Buffer.from('ab')))),
+  // arrays and ObjectIds (samples 18-24)
+  b.doc(b.el(T.array, 'values', b.doc())),
+  b.doc(b.el(T.oid, '_id', Buffer.from('65494a394033a116319ce2da', 'hex')), b.el(T.int32, 'n', b.i32(1))),
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, '0', b.i32(1)), b.el(T.string, '1', b.str('x')), b.el(T.oid, '2', Buffer.alloc(12, 0xff)))), b.el(T.int32, 'ok', b.i32(1))),
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, 'x', b.i32(1)), b.el(T.int32, 'x', b.i32(2)), b.el(T.int32, '', b.i32(3))))),
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.array, '0', b.doc(b.el(T.object, '0', b.doc(b.el(T.null, 'z')))))))),
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, '$ref', b.i32(1)), b.el(T.int32, '__proto__', b.i32(2))))),
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, 'é', b.i32(1)))))
 ];
 // Documents over BIG_BYTES
 const BIG = [
@@ -70,12 +78,15 @@ test('small documents: same values as js-bson under every option set', () => {
 });
 
 test('the JS reader takes exactly the documents it is meant for', () => {
-  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), false) !== undefined;
+  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false) !== undefined;
   assert.ok(taken(SAMPLES[0]) && taken(SAMPLES[2]) && taken(SAMPLES[3]) && taken(SAMPLES[5]) && taken(SAMPLES[7]));
   assert.ok(!taken(SAMPLES[9]), 'a possible DBRef');
   assert.ok(!taken(SAMPLES[10]), '__proto__');
   assert.ok(!taken(SAMPLES[11]) && !taken(SAMPLES[12]), 'non-ASCII');
   assert.ok(!taken(SAMPLES[13]), 'int64 and ObjectId');
+  assert.ok(taken(SAMPLES[18]) && taken(SAMPLES[19]) && taken(SAMPLES[20]) && taken(SAMPLES[21]), 'arrays and ObjectIds');
+  assert.ok(taken(SAMPLES[22]) && taken(SAMPLES[23]), "arrays' keys are not read as keys");
+  assert.ok(!taken(SAMPLES[24]), "a non-ASCII array key (js-bson does not read it; left to the Rust reader)");
   const many = b.doc(...Array.from({ length: small.MAX_ELEMENTS + 1 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))));
   assert.ok(!taken(many), 'more elements than MAX_ELEMENTS');
   assert.ok(!taken(Buffer.concat([SAMPLES[0], Buffer.from([0])])), 'a buffer longer than the document');
@@ -133,7 +144,7 @@ test('random small documents of every type', () => {
   for (let i = 0; i < 4000; i++) {
     const bytes = gen.randomRawDocument(rng, rng.int(0, 2));
     if (bytes.length > small.MAX_BYTES) continue;
-    if (small.readSmall(Buffer.from(bytes), () => ({}), false) !== undefined) taken++;
+    if (small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false) !== undefined) taken++;
     same(bytes, undefined, bytes.toString('hex'));
   }
   assert.ok(taken > 50, `${taken} taken by the JS reader`);
@@ -200,7 +211,8 @@ test('recurring key lists: objects from their compiled factory, as js-bson; a li
 });
 
 test('no reference to a document read here is kept after the call', () => {
-  // { b: <1 MiB binary> } is read here (a view of the input): the input must be collectable after
+  // { b: <1 MiB binary> } is read here (a view of the input), and { b, c: <Date> } is begun here, then
+  // handed to the Rust reader at its Date: either input must be collectable after
   const { spawnSync } = require('node:child_process');
   const path = require('node:path');
   const script = `
@@ -208,7 +220,8 @@ test('no reference to a document read here is kept after the call', () => {
     const rs = require(${JSON.stringify(path.join(__dirname, '..'))});
     const refs = [];
     for (let i = 0; i < 20; i++) {
-      let input = js.serialize({ b: new js.Binary(Buffer.alloc(1 << 20, i)) });
+      const b = new js.Binary(Buffer.alloc(1 << 20, i));
+      let input = js.serialize(i % 2 ? { b, c: new Date(0) } : { b }); // (the last one is handed over)
       refs.push(new WeakRef(input.buffer));
       let out = rs.deserialize(input);
       if (out.b.buffer.length !== 1 << 20) throw new Error('not the binary');

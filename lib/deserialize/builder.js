@@ -440,7 +440,7 @@ function createBuilder(bson, layout) {
     return st[0];
   }
 
-  return { build, binary, ByteUtils, regExpFlags };
+  return { build, binary, objectId, ByteUtils, regExpFlags };
 }
 
 module.exports = { createBuilder, releaseValues, regExpFlags };

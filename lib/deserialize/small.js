@@ -3,8 +3,8 @@
 // { [userId]: n }, { $set: { [day]: v } }. For these a native call's fixed
 // cost (~100 ns) is more than js-bson's whole decode, so they are read here,
 // with js-bson's reads and results (deserializer.ts) for a few types: double,
-// short ASCII string, embedded document, binary (not subtype 2), boolean,
-// null, int32. It takes documents of at most MAX_BYTES, and documents over
+// short ASCII string, embedded document, array, binary (not subtype 2),
+// ObjectId, boolean, null, int32. It takes documents of at most MAX_BYTES, and documents over
 // BIG_BYTES (with at most MAX_ELEMENTS elements and no long string, these
 // are big binaries: { b: <1 MiB Binary> } costs a native call more than the
 // view js-bson makes; giving up after a few elements costs nothing next to
@@ -28,6 +28,7 @@ const MAX_STRING = 128; // bytes of one string (each is checked to be ASCII)
 
 // (set by readSmall for the document it reads)
 let makeBinary = null;
+let makeObjectId = null;
 let promoteBuffers = false;
 
 const latin1Slice = Buffer.prototype.latin1Slice;
@@ -41,6 +42,7 @@ const keyMemo = new Array(MAX_ELEMENTS).fill('');
 const valueMemo = new Array(MAX_ELEMENTS).fill('');
 
 let elements = 0;
+let deepest = 0; // the deepest document level readSmall reached
 
 // Ever-new keys ({ [userId]: n }, { $set: { [day]: v } }): a key that misses
 // its memo is looked up among the keys seen lately; when more than half of a
@@ -115,6 +117,23 @@ function makeObject(depth, first, n, hits, dict) {
   return o;
 }
 
+/** The value of a document or array read at `depth` (makeObject / makeArray). */
+function made(isArray, depth, first, n, hits, dict) {
+  return isArray ? makeArray(depth, n) : makeObject(depth, first, n, hits, dict);
+}
+
+/** The array of the `n` values read at `depth`. */
+function makeArray(depth, n) {
+  const values = valuesAt[depth];
+  const array = values.slice(0, n);
+  for (let k = 0; k < n; k++) values[k] = null;
+  return array;
+}
+
+function int24(buf, at) {
+  return (buf[at] << 16) | (buf[at + 1] << 8) | buf[at + 2];
+}
+
 function sameKeys(known, keys, n) {
   if (known.length !== n) return false;
   for (let k = 0; k < n; k++) if (known[k] !== keys[k]) return false;
@@ -139,8 +158,9 @@ function stringAt(memos, buf, start, end, slot) {
   return s;
 }
 
-/** The document whose elements start at `at` and whose terminating 0 is at `end`, or undefined. */
-function readDocument(buf, at, end, depth) {
+/** The document (or array) whose elements start at `at` and whose terminating 0 is at `end`, or undefined. */
+function readDocument(buf, at, end, depth, isArray) {
+  if (depth > deepest) deepest = depth;
   const keys = keysAt[depth];
   const values = valuesAt[depth];
   const first = elements;
@@ -148,9 +168,9 @@ function readDocument(buf, at, end, depth) {
   let hits = true; // every key was its memo
   let dict = false; // dictionary mode: the first key is fresh in a cold window
   for (;;) {
-    if (at >= end) return at === end && buf[at] === 0 ? makeObject(depth, first, n, hits, dict) : undefined;
+    if (at >= end) return at === end && buf[at] === 0 ? made(isArray, depth, first, n, hits, dict) : undefined;
     const type = buf[at++];
-    if (type === 0) return at - 1 === end ? makeObject(depth, first, n, hits, dict) : undefined;
+    if (type === 0) return at - 1 === end ? made(isArray, depth, first, n, hits, dict) : undefined;
     const slot = elements++;
     if (slot >= MAX_ELEMENTS) return undefined;
     const keyStart = at;
@@ -160,18 +180,22 @@ function readDocument(buf, at, end, depth) {
       at++;
     }
     if (at >= end) return undefined;
-    const key = stringAt(keyMemo, buf, keyStart, at, slot);
-    // (the first key decides the object's mode: it cannot change cheaply later)
-    if (!memoHit) {
-      const fresh = isFresh(buf, keyStart, at);
-      const cold = countMiss(fresh);
-      if (n === 0) dict = fresh && cold;
-      hits = false;
+    // (an array's keys are skipped: js-bson numbers its elements)
+    let key = '';
+    if (!isArray) {
+      key = stringAt(keyMemo, buf, keyStart, at, slot);
+      // (the first key decides the object's mode: it cannot change cheaply later)
+      if (!memoHit) {
+        const fresh = isFresh(buf, keyStart, at);
+        const cold = countMiss(fresh);
+        if (n === 0) dict = fresh && cold;
+        hits = false;
+      }
+      // js-bson turns { $ref, $id, ... } into a DBRef, and defines __proto__ specially
+      if (key.charCodeAt(0) === 36 && (key === '$ref' || key === '$id' || key === '$db')) return undefined;
+      if (key === '__proto__') return undefined;
     }
     at++;
-    // js-bson turns { $ref, $id, ... } into a DBRef, and defines __proto__ specially
-    if (key.charCodeAt(0) === 36 && (key === '$ref' || key === '$id' || key === '$db')) return undefined;
-    if (key === '__proto__') return undefined;
     let value;
     switch (type) {
       case 0x01: // double
@@ -192,12 +216,13 @@ function readDocument(buf, at, end, depth) {
         at = stop + 1;
         break;
       }
-      case 0x03: {
-        // embedded document
+      case 0x03:
+      case 0x04: {
+        // embedded document, array
         if (depth >= MAX_DEPTH || at + 4 > end) return undefined;
         const size = int32(buf, at);
         if (size < 5 || size > end - at) return undefined;
-        value = readDocument(buf, at + 4, at + size - 1, depth + 1);
+        value = readDocument(buf, at + 4, at + size - 1, depth + 1, type === 0x04);
         if (value === undefined) return undefined;
         at += size;
         break;
@@ -213,6 +238,11 @@ function readDocument(buf, at, end, depth) {
         at = start + size;
         break;
       }
+      case 0x07: // ObjectId: its four 24-bit ints, as the Rust reader gives them (builder.js objectId)
+        if (at + 12 > end) return undefined;
+        value = makeObjectId(int24(buf, at), int24(buf, at + 3), int24(buf, at + 6), int24(buf, at + 9));
+        at += 12;
+        break;
       case 0x08: // boolean
         if (at >= end || buf[at] > 1) return undefined;
         value = buf[at++] === 1;
@@ -236,18 +266,31 @@ function readDocument(buf, at, end, depth) {
 /**
  * The document in `buf` (a Buffer holding exactly one document), read with
  * promoteValues and without raw fields, or undefined when this reader does
- * not take it. `binary(buf, start, end, subType, promote)` makes a binary value.
+ * not take it. `binary(buf, start, end, subType, promote)` makes a binary value,
+ * `objectId(i0, i1, i2, i3)` an ObjectId from its four 24-bit ints.
  */
-function readSmall(buf, binary, promote) {
+function readSmall(buf, binary, objectId, promote) {
   const n = buf.length;
   if ((n > MAX_BYTES && n <= BIG_BYTES) || n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) return undefined;
   elements = 0;
   makeBinary = binary;
+  makeObjectId = objectId;
   promoteBuffers = promote;
-  const document = readDocument(buf, 4, n - 1, 0);
-  // (no references to a document's values are kept: makeObject drops those it used)
-  if (document === undefined) for (let d = 0; d <= MAX_DEPTH; d++) valuesAt[d].fill(null);
+  deepest = 0;
+  const document = readDocument(buf, 4, n - 1, 0, false);
+  // (no references to a document's values are kept: makeObject drops those
+  // it used, and a document not taken drops the values read before it stopped)
+  if (document === undefined) dropValues();
   return document;
+}
+
+/** Drops the values of a document not taken (at most `elements` per depth reached). */
+function dropValues() {
+  const n = elements < MAX_ELEMENTS ? elements : MAX_ELEMENTS;
+  for (let d = 0; d <= deepest; d++) {
+    const values = valuesAt[d];
+    for (let k = 0; k < n; k++) values[k] = null;
+  }
 }
 
 module.exports = { readSmall, MAX_BYTES, BIG_BYTES, MAX_ELEMENTS, MAX_STRING };
