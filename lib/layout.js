@@ -80,6 +80,26 @@ function objectIdFromInts(bson) {
   }
 }
 
+/** js-bson's deserializer's binary value: new Binary(view, subType), then toUUID() if UUID.isValid. */
+function binaryByConstructors(Binary, UUID, view, subType) {
+  const value = new Binary(view, subType);
+  return subType === 4 && UUID.isValid(value) ? value.toUUID() : value;
+}
+
+/** The same value made as Object.create(prototype) with its fields assigned in `order` (binaryFromFields). */
+function binaryByFields(order, binaryPrototype, uuidPrototype, view, subType) {
+  const value = Object.create(subType === 4 && view.length === 16 ? uuidPrototype : binaryPrototype);
+  if (order === 'buffer') {
+    value.buffer = view;
+    value.sub_type = subType;
+  } else {
+    value.sub_type = subType;
+    value.buffer = view;
+  }
+  value.position = view.length;
+  return value;
+}
+
 /**
  * May the deserializer make a Binary (or the UUID js-bson makes of a 16-byte
  * subtype 4) as `Object.create(prototype)` with its three fields assigned,
@@ -99,22 +119,8 @@ function binaryFromFields(bson) {
     const util = require('node:util');
     const keep = Buffer.from('abc');
     if (new Binary(keep, 0).buffer !== keep) return null;
-    const viaConstructors = (view, subType) => {
-      const value = new Binary(view, subType);
-      return subType === 4 && UUID.isValid(value) ? value.toUUID() : value;
-    };
-    const made = (order, view, subType) => {
-      const value = Object.create(subType === 4 && view.length === 16 ? UUID.prototype : Binary.prototype);
-      if (order === 'buffer') {
-        value.buffer = view;
-        value.sub_type = subType;
-      } else {
-        value.sub_type = subType;
-        value.buffer = view;
-      }
-      value.position = view.length;
-      return value;
-    };
+    const viaConstructors = (view, subType) => binaryByConstructors(Binary, UUID, view, subType);
+    const made = (order, view, subType) => binaryByFields(order, Binary.prototype, UUID.prototype, view, subType);
     const own = o => JSON.stringify(Reflect.ownKeys(o).map(k => [String(k), Object.getOwnPropertyDescriptor(o, k)]));
     const outcome = f => {
       try {
@@ -259,4 +265,4 @@ function layoutOf(bson) {
   return layout;
 }
 
-module.exports = { layoutOf, versionOf };
+module.exports = { layoutOf, versionOf, binaryByConstructors, binaryByFields };

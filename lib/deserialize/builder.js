@@ -8,6 +8,7 @@ const { Buffer } = require('node:buffer');
 const { tape } = require('./tape');
 const { keys, cachedStrings, factories, arities, assignValue, dictionaryObject, runDefinitions } = require('./shapes');
 const { F_PROMOTE_VALUES, F_PROMOTE_BUFFERS } = require('./options');
+const { binaryByConstructors, binaryByFields } = require('../layout');
 
 // Op codes (see ARCHITECTURE.md).
 const NUM = 0x01;
@@ -219,20 +220,8 @@ function createBuilder(bson, layout) {
   function binary(input, start, end, subType, promote) {
     const view = input.subarray(start, end);
     if (promote) return ByteUtils.toLocalBufferType(view);
-    if (binaryFields === null || !(view instanceof Buffer)) {
-      const value = new Binary(view, subType);
-      return subType === 4 && UUID.isValid(value) ? value.toUUID() : value;
-    }
-    const value = Object.create(subType === 4 && end - start === 16 ? uuidPrototype : binaryPrototype);
-    if (binaryFields === 'buffer') {
-      value.buffer = view;
-      value.sub_type = subType;
-    } else {
-      value.sub_type = subType;
-      value.buffer = view;
-    }
-    value.position = end - start;
-    return value;
+    if (binaryFields === null || !(view instanceof Buffer)) return binaryByConstructors(Binary, UUID, view, subType);
+    return binaryByFields(binaryFields, binaryPrototype, uuidPrototype, view, subType);
   }
 
   /** Builds the document on the tape (body `bodyLen` words, then `defsLen` words of definitions). */
