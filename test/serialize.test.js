@@ -167,6 +167,26 @@ test('regular expressions: every flag combination, BSONRegExp options sorted', (
   same({ r: /\u00e9+/ });
 });
 
+test('regular expressions on the bytes tape and as string args: lengths around the bound, in arrays among binaries', () => {
+  // pattern + options of up to 48 ASCII bytes go on the bytes tape (types.js putRegex), others as args
+  const vm = require('node:vm');
+  const all = [];
+  for (let n = 0; n <= 50; n++) {
+    for (const flags of ['', 'i', 'gim']) all.push(new RegExp('a'.repeat(n), flags));
+  }
+  all.push(/é+/, /x/u, new RegExp('\\u0000'), vm.runInNewContext('/other-realm/m'));
+  const odd = new BSONRegExp('p', 'i');
+  odd.options = 'é'; // js-bson writes whatever is there
+  const nul = new BSONRegExp('p'.repeat(40), 'i');
+  nul.options = 'i\u0000m';
+  all.push(new BSONRegExp('q'.repeat(45), 'ixs'), new BSONRegExp('q'.repeat(46), 'ixs'), odd, nul);
+  same({ list: all });
+  same(Object.fromEntries(all.map((r, i) => ['r' + i, r])));
+  // untagged objects in the array lane, in turn: RegExps, Uint8Arrays past an element's room, strings, Dates
+  const mixed = all.map((r, i) => [r, new Uint8Array(100 + i), 's'.repeat(48), new Date(i), vm.runInNewContext('new Date(7)')][i % 5]);
+  same({ mixed });
+});
+
 test('null bytes: keys, regexp source, BSONRegExp pattern', () => {
   same({ 'a\u0000b': 1 });
   same({ 'a\u0000b': undefined }); // key checked even when the value is skipped
@@ -471,7 +491,8 @@ test('a document larger than 17 MiB is serialized whole and round-trips through 
 test('many string arguments (several native chunks) incl. two-argument regexps at chunk edges', () => {
   const strings = Array.from({ length: 20000 }, (_, i) => 'é' + i);
   same({ strings });
-  const regexps = Array.from({ length: 9000 }, (_, i) => new RegExp('p' + i, 'i'));
+  // (non-ASCII sources: sent as string args, not on the bytes tape)
+  const regexps = Array.from({ length: 9000 }, (_, i) => new RegExp('p' + i + 'é', 'i'));
   same({ a: 'é', regexps });
   const mixed = {};
   for (let i = 0; i < 9000; i++) mixed['k' + i + 'é'.repeat(40)] = i % 3 ? 'v' + i + '✓' : new BSONRegExp('x' + i, 'm');
@@ -531,6 +552,10 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
       // binaries of up to 49 bytes (the lane goes on after those within an
       // element's room), old byte arrays among them, between 48-byte strings
       smallBinaries: () => array((i) => (i % 3 ? 's'.repeat(48) : new Binary(Buffer.alloc((i >> 2) % 50, i & 0xff), i % 2 ? 2 : 4))),
+      // untagged objects: RegExps of 48 bytes on the bytes tape, Uint8Arrays past an element's room
+      regexps: () => array((i) => (i % 21 === 20 ? new Uint8Array(1000 + ((i * 37) % 3000)) : new RegExp('r'.repeat(45 + (i % 2)), i % 2 ? 'im' : 'gim'))),
+      // RegExps of 49 to 60 bytes: string args, not on the bytes tape
+      longRegexps: () => array((i) => new RegExp('r'.repeat(46 + (i % 12)), 'gim')),
       // the document lane at its byte bound: an inline key of 64 bytes and a
       // 48-byte string, then a cached key and a 48-byte string, in turn
       inlineKeys: () => {
@@ -559,7 +584,7 @@ test('tape growth inside a lane run: every tape, every kind the lanes write', ()
     const same = [0, 1].map(() => Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
     console.log(JSON.stringify(same));
   `;
-  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'binaries', 'tagged', 'smallBinaries', 'inlineKeys']) {
+  for (const name of ['wide', 'long', 'oids', 'short', 'longs', 'dates', 'mixed', 'binaries', 'tagged', 'smallBinaries', 'regexps', 'longRegexps', 'inlineKeys']) {
     const r = spawnSync(process.execPath, ['-e', script, name], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 120000 });
     assert.strictEqual(r.status, 0, r.stderr);
     assert.deepStrictEqual(JSON.parse(r.stdout), [true, true], name);

@@ -79,6 +79,7 @@ pub mod op {
   pub const STRING_BYTES: u32 = 0x22;
   pub const OID_INTS: u32 = 0x23;
   pub const BINARY_BYTES: u32 = 0x24;
+  pub const REGEX_BYTES: u32 = 0x25;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -347,6 +348,7 @@ impl Encoder {
         K_STRB => values::string_bytes(&mut out, num, bytes, &mut bi)?,
         K_STR => values::string(&mut out, args, &mut ai)?,
         K_REGEX => values::regex(&mut out, args, &mut ai)?,
+        K_REGB => values::regex_bytes(&mut out, num, bytes, &mut bi)?,
         K_BINARY => values::binary(&mut out, num, args, &mut ai)?,
         K_BINB => values::binary_bytes(&mut out, num, bytes, &mut bi)?,
         K_DOC => values::document(&mut out, frames, code as u32 == op::ARRAY),

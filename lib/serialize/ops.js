@@ -25,6 +25,7 @@ module.exports = Object.freeze({
   STRING_BYTES: 0x22,
   OID_INTS: 0x23,
   BINARY_BYTES: 0x24,
+  REGEX_BYTES: 0x25,
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 

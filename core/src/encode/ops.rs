@@ -23,6 +23,7 @@ pub(super) const K_CWS: u8 = 15;
 pub(super) const K_STRB: u8 = 16;
 pub(super) const K_OIDI: u8 = 17;
 pub(super) const K_BINB: u8 = 18;
+pub(super) const K_REGB: u8 = 19;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -43,7 +44,7 @@ pub(super) struct OpInfo {
 }
 
 const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
-  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB);
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB | K_REGB);
   OpInfo { fast, kind, type_byte, strings, slot }
 }
 
@@ -65,6 +66,7 @@ pub(super) static OPS: [OpInfo; 256] = {
   t[op::DATE as usize] = info(K_DATE, 0x09, 0, true);
   t[op::NULL as usize] = info(K_NONE, 0x0A, 0, false);
   t[op::REGEX as usize] = info(K_REGEX, 0x0B, 2, false);
+  t[op::REGEX_BYTES as usize] = info(K_REGB, 0x0B, 0, true);
   t[op::CODE as usize] = info(K_STR, 0x0D, 1, false);
   t[op::SYMBOL as usize] = info(K_STR, 0x0E, 1, false);
   t[op::CODE_W_SCOPE as usize] = info(K_CWS, 0x0F, 1, false);

@@ -227,6 +227,30 @@ fn code_with_scope_and_regex() {
 }
 
 #[test]
+fn regex_from_the_bytes_tape() {
+  // under a key and in an array, empty parts, after an INT32 on the fast path
+  let mut e = Encoder::new();
+  e.define_key(0, b"r").unwrap();
+  for (pattern, options) in [(&b"^a1"[..], &b"i"[..]), (b"", b""), (b"x.*y", b"ims")] {
+    let ops = [w(op::REGEX_BYTES, 1), w(op::ARRAY, 1), op::INT32, op::REGEX_BYTES, op::END, op::END];
+    let lens = [(pattern.len() as i32).to_le_bytes(), (options.len() as i32).to_le_bytes()].concat();
+    let nums = [&lens[..], &[7, 0, 0, 0, 0, 0, 0, 0], &lens].concat();
+    let bytes = [pattern, options, pattern, options].concat();
+    let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
+    let value: Vec<u8> = [pattern, &[0], options, &[0]].concat();
+    let inner: Vec<u8> = [&[0x10u8, b'0', 0, 7, 0, 0, 0][..], &[0x0B, b'1', 0], &value, &[0]].concat();
+    let body: Vec<u8> = [&[0x0Bu8, b'r', 0][..], &value, &[4, b'r', 0], &((inner.len() + 4) as u32).to_le_bytes(), &inner, &[0]].concat();
+    let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+    assert_eq!(got, expect);
+  }
+  // a NUL in either part, or lengths the bytes tape does not hold: an error, not a bad document
+  let lens = |p: i32, o: i32| [p.to_le_bytes(), o.to_le_bytes()].concat();
+  for (nums, bytes) in [(lens(2, 1), &b"a\0i"[..]), (lens(1, 2), b"ai\0"), (lens(3, 2), b"abci"), (lens(-1, 0), b"abc")] {
+    assert!(run_all(&mut e, &[w(op::REGEX_BYTES, 1), op::END], &nums, bytes, &[], 4).is_err());
+  }
+}
+
+#[test]
 fn string_bytes_short_long_and_without_slack() {
   let mut e = Encoder::new();
   e.define_key(0, b"s").unwrap();

@@ -122,6 +122,28 @@ pub(super) fn regex<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut
   Ok(())
 }
 
+/// 0x0B regular expression whose pattern and options JS put in the bytes
+/// tape (op REGEX_BYTES; the slot holds their byte lengths as two int32):
+/// pattern, NUL, options, NUL.
+pub(super) fn regex_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut usize) -> Result<(), String> {
+  let pattern_len = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+  let options_len = u32::from_le_bytes([num[4], num[5], num[6], num[7]]) as usize;
+  let src = bytes
+    .get(*bi..bi.saturating_add(pattern_len).saturating_add(options_len))
+    .ok_or_else(|| bad("regex bytes past the end"))?;
+  // (cstrings: a NUL would end them early; JS sends such a regex as string args)
+  if src.contains(&0) {
+    return Err(bad("regex bytes with a NUL"));
+  }
+  *bi += src.len();
+  let (pattern, options) = src.split_at_checked(pattern_len).ok_or_else(|| bad("regex bytes past the end"))?;
+  out.put_slice(pattern);
+  out.byte(0);
+  out.put_slice(options);
+  out.byte(0);
+  Ok(())
+}
+
 /// The size, subtype and (subtype 2) inner length of a binary of `len` data
 /// bytes; the slot holds (length, subtype) as two int32.
 #[inline(always)]
