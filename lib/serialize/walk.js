@@ -378,8 +378,11 @@ function createLanes(bson, layout, types) {
         hand = arrayObject(walker, t, i, value, afterValue);
         afterValue = true; // (if it was not written, the lane stops here)
       }
-      if (hand !== HAND_NONE) break;
-      if (--room <= 0 && (room = t.room()) === 0) break;
+      if (hand !== HAND_NONE) {
+        // (past an element's room, as after a binary of more than 48 bytes: the room left is counted again)
+        if (hand !== HAND_ROOM || (room = t.room()) === 0) break;
+        hand = HAND_NONE;
+      } else if (--room <= 0 && (room = t.room()) === 0) break;
       if (idx >= target.length) {
         hand = HAND_END;
         break;
