@@ -588,18 +588,20 @@ describe('re-entrancy and unusual buffers', () => {
     sameCodec('array shrinking under the codec', makeArr);
   });
 
-  it('binary data over 8 KiB mutated by a later getter: written as it is at the end of the walk (documented difference)', () => {
-    // bson-rs copies Buffer / Binary data of at most 8 KiB when the walk reaches
-    // it (like js-bson); larger data is read by reference when the document is
-    // written, after the walk (README, differences).
-    for (const n of [8192, 8193, 1 << 20]) {
+  it('binary data over 48 bytes mutated by a later getter: written as it is at the end of the walk (documented difference)', () => {
+    // bson-rs copies Buffer / Binary data of at most 48 bytes (COPY_BINARY_MAX)
+    // when the walk reaches it (like js-bson); larger data is read by reference
+    // when the document is written, after the walk (README, differences).
+    const { COPY_BINARY_MAX } = require('../lib/serialize/ops');
+    assert.strictEqual(COPY_BINARY_MAX, 48);
+    for (const n of [0, 16, 48, 49, 4096, 8193, 1 << 20]) {
       const make = () => {
         const buf = Buffer.alloc(n, 0x61);
         const bin = new js.Binary(Buffer.alloc(n, 0x62), 0x80);
         return { buf, bin, get later() { buf.fill(0x7a); bin.buffer.fill(0x7a); return 1; } };
       };
       const actual = rs.serialize(make());
-      const small = n <= 8192;
+      const small = n <= COPY_BINARY_MAX;
       const expected = js.serialize({
         buf: Buffer.alloc(n, small ? 0x61 : 0x7a),
         bin: new js.Binary(Buffer.alloc(n, small ? 0x62 : 0x7a), 0x80),

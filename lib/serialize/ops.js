@@ -29,10 +29,13 @@ module.exports = Object.freeze({
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 
-  // Binary data up to this size is copied into the bytes tape when the walk
-  // reaches it (as js-bson does); larger data is passed by reference and read
-  // by Rust after the walk (README: differences).
-  COPY_BINARY_MAX: 8192,
+  // Binary data up to this size (an element's room) is copied into the bytes
+  // tape when the walk reaches it (as js-bson does); larger data is passed by
+  // reference and read by Rust after the walk (README: differences). A copy
+  // in JS and another by Rust cost more than the reference's Node-API calls
+  // from 64 bytes up: 100 binaries of 64 B to 8 KiB each took 1.2-1.4x
+  // js-bson's time when copied up to 8 KiB.
+  COPY_BINARY_MAX: 48,
   SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
   CHUNK: 8192, // max string/byte args per native call
   ARG0: 3, // args[0..2] = first, opsLen, outOffset; string/byte args start here

@@ -31,7 +31,7 @@ const HAND_PLAIN = 2; // hands over an element it does not take
 const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
 const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
 const HAND_PRE = 5; // ... with what `pre` says was read
-const HAND_ROOM = 6; // written past an element's room: the lane stops, the walk asks for room
+const HAND_ROOM = 6; // written past an element's room (no writer does while COPY_BINARY_MAX <= ELEMENT_VALUE_BYTES): the lane counts its room again
 const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
@@ -314,7 +314,7 @@ function createLanes(bson, layout, types) {
     else {
       // (Binary, Decimal128, ...: written here too, not handed to the walk
       // one element at a time; 1,000 UUIDs took 1.6x js-bson's time so. Only
-      // a binary's bytes may exceed an element's room: past it the lane stops.)
+      // a binary's bytes could exceed an element's room: see HAND_ROOM.)
       const bi = t.bi;
       if (writeTagged(t, KEY_INDEX, i, value, tag)) return t.bi - bi <= ELEMENT_VALUE_BYTES ? HAND_NONE : HAND_ROOM;
       walker.pre = PRE_TAG;
@@ -379,7 +379,7 @@ function createLanes(bson, layout, types) {
         afterValue = true; // (if it was not written, the lane stops here)
       }
       if (hand !== HAND_NONE) {
-        // (past an element's room, as after a binary of more than 48 bytes: the room left is counted again)
+        // (past an element's room: the room left is counted again)
         if (hand !== HAND_ROOM || (room = t.room()) === 0) break;
         hand = HAND_NONE;
       } else if (--room <= 0 && (room = t.room()) === 0) break;
