@@ -1,8 +1,7 @@
 //! The fast path: runs of fixed-size elements (numbers, dates, booleans,
-//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings, binaries and
-//! regular expressions from the bytes tape) whose keys come from the key
-//! table or are array indices, written into a window of `FAST_ROOM` bytes
-//! while the output has room for it.
+//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings and binaries from
+//! the bytes tape) whose keys come from the key table or are array indices,
+//! written into a window of `FAST_ROOM` bytes while the output has room for it.
 //! Each arm writes the same bytes as the kind's arm in `run_inner`
 //! (the tests run every tape with a small and a roomy output and compare).
 //! Calls `ops`, `out`.
@@ -144,26 +143,6 @@ pub(super) fn fast_run(
         w[p..p + n].copy_from_slice(src);
         p += n;
         b_i += n;
-      }
-      K_REGB => {
-        // (as values::regex_bytes; a longer or malformed one goes to run_inner)
-        let pattern_len = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
-        let options_len = u32::from_le_bytes([num[4], num[5], num[6], num[7]]) as usize;
-        if pattern_len + options_len > SHORT_BYTES {
-          break Ok(());
-        }
-        let Some(src) = bytes.get(b_i..b_i + pattern_len + options_len) else { break Ok(()) };
-        if src.contains(&0) {
-          break Ok(());
-        }
-        let (pattern, options) = src.split_at(pattern_len);
-        w[p..p + pattern_len].copy_from_slice(pattern);
-        w[p + pattern_len] = 0;
-        p += pattern_len + 1;
-        w[p..p + options_len].copy_from_slice(options);
-        w[p + options_len] = 0;
-        p += options_len + 1;
-        b_i += pattern_len + options_len;
       }
       K_NUM8 => {
         w[p..p + 8].copy_from_slice(&num);

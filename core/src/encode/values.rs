@@ -124,7 +124,9 @@ pub(super) fn regex<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut
 
 /// 0x0B regular expression whose pattern and options JS put in the bytes
 /// tape (op REGEX_BYTES; the slot holds their byte lengths as two int32):
-/// pattern, NUL, options, NUL.
+/// pattern, NUL, options, NUL. (Out of line: inlined, its code made
+/// run_inner's loop 4% slower on flat_bson.)
+#[inline(never)]
 pub(super) fn regex_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut usize) -> Result<(), String> {
   let pattern_len = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
   let options_len = u32::from_le_bytes([num[4], num[5], num[6], num[7]]) as usize;
