@@ -499,6 +499,23 @@ test('many string arguments (several native chunks) incl. two-argument regexps a
   same(mixed);
 });
 
+test('a Binary over a Uint8Array subclass: its byteLength getter is not run (js-bson reads none), copied or by reference', () => {
+  let reads = 0;
+  class Counted extends Uint8Array {
+    get byteLength() {
+      reads++;
+      return 1; // (wrong on purpose: the data's real length is used)
+    }
+  }
+  for (const n of [16, 48, 49, 100, 9000]) {
+    const bin = new Binary(Buffer.alloc(1), 0);
+    bin.buffer = new Counted(n).fill(n & 0xff);
+    bin.position = n;
+    same({ bin, list: [bin, bin] });
+  }
+  assert.strictEqual(reads, 0);
+});
+
 test('binary arguments across native chunks, and Uint8Array look-alikes', () => {
   const bins = Array.from({ length: 12000 }, (_, i) => (i % 2 ? Buffer.from([i & 255, 1, 2]) : 'é' + i));
   same({ bins });
