@@ -42,12 +42,15 @@ function keyFlags(key) {
 // documents, the next window is "cold": a key that misses the memo is sent
 // inline without a Map lookup, and only a key that recurs at the same memo
 // slot (so it is not one of the ever-new ones) is looked up and defined.
-// A process starts cold: same-shaped documents define their keys from the
-// second document on, and ever-new keys never pay a definition (a warm first
-// window defined its 4,096 fresh keys natively: { [userId]: n } took 2x
-// js-bson's time for its first 10,000 calls).
+// A process's first window is short (FIRST_WINDOW): one of KEY_WINDOW
+// defined its 4,096 ever-new keys natively first ({ [userId]: n } took 2x
+// js-bson's time for its first 10,000 calls). (It does not start cold: a
+// document whose subdocuments share memo slots, as full_bson's do, misses its
+// memo on every call, and in a cold window each miss counts as fresh, so the
+// window stayed cold and those keys were sent inline for good: 6% slower.)
 const KEY_WINDOW = 4096;
-const window = { docs: 0, fresh: 0, cold: true };
+const FIRST_WINDOW = 256;
+const window = { docs: 0, fresh: 0, cold: false, size: FIRST_WINDOW };
 
 /** Counts one serialized document in the adaptive window (called per native write). */
 function countDocument() {
@@ -56,10 +59,11 @@ function countDocument() {
 
 /** Counts a fresh key (a Map miss; in a cold window, a memo miss) and ends the window when it is full. */
 function countFresh() {
-  if (++window.fresh >= KEY_WINDOW || window.docs >= 2 * KEY_WINDOW) {
+  if (++window.fresh >= window.size || window.docs >= 2 * window.size) {
     window.cold = window.fresh * 2 > window.docs;
     window.fresh = 0;
     window.docs = 0;
+    window.size = KEY_WINDOW;
   }
 }
 
