@@ -83,6 +83,24 @@ function packedArray(template, filler, n) {
   return template.slice(0, n);
 }
 
+// %TypedArray%.prototype's buffer and byteOffset getters (see viewOf).
+const typedArray = Object.getPrototypeOf(Uint8Array.prototype);
+const bufferOf = Object.getOwnPropertyDescriptor(typedArray, 'buffer').get;
+const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArray, 'byteOffset').get;
+
+/**
+ * input.subarray(start, end): for a Buffer, the Buffer over the same memory
+ * that Node's Buffer#subarray makes (new FastBuffer(this.buffer,
+ * this.byteOffset + start, length)), made by Buffer.from with the input's
+ * ArrayBuffer and offset read through the getters: Buffer#subarray's
+ * `this.buffer` went through V8's generic load IC (a view: 137-145 ns ->
+ * 98-119 ns).
+ */
+function viewOf(input, start, end) {
+  if (!(input instanceof Buffer)) return input.subarray(start, end);
+  return Buffer.from(bufferOf.call(input), byteOffsetOf.call(input) + start, end - start);
+}
+
 function getUint32LE(source, offset) {
   return source[offset] + source[offset + 1] * 256 + source[offset + 2] * 65536 + source[offset + 3] * 16777216;
 }
@@ -214,11 +232,11 @@ function createBuilder(bson, layout) {
    * assigned where the layout probe found that the same object (1,000 UUIDs:
    * 0.26x the time), else through the constructors. Outside build's switch:
    * in a process that has decoded many shapes, build's inlining budget is
-   * spent and subarray / the constructors were called out of line (a generic
+   * spent and the view / the constructors were called out of line (a generic
    * construct stub); here they are inlined into one small function.
    */
   function binary(input, start, end, subType, promote) {
-    const view = input.subarray(start, end);
+    const view = viewOf(input, start, end);
     if (promote) return ByteUtils.toLocalBufferType(view);
     if (binaryFields === null || !(view instanceof Buffer)) return binaryByConstructors(Binary, UUID, view, subType);
     return binaryByFields(binaryFields, binaryPrototype, uuidPrototype, view, subType);
@@ -413,7 +431,7 @@ function createBuilder(bson, layout) {
         case RAW: {
           const offset = ops[pc++];
           retainsInput = true;
-          st[sp++] = input.subarray(offset, offset + ops[pc++]);
+          st[sp++] = viewOf(input, offset, offset + ops[pc++]);
           break;
         }
         case CODE_W_SCOPE: {
