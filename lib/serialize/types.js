@@ -64,22 +64,30 @@ function putInlineKey(t, op, w, key) {
   }
   if (n <= KEY_BYTES_MAX) {
     t.reserveBytes(n);
-    const u8 = t.u8;
-    const bi = t.bi;
-    let j = 0;
-    for (; j < n; j++) {
-      const c = key.charCodeAt(j);
-      if (c > 127 || c === 0) break;
-      u8[bi + j] = c;
-    }
-    if (j === n) {
+    if (putAscii(t.u8, t.bi, key) === n) {
       t.ops[t.opi++] = op | KEY_BYTES | (n << 8);
-      t.bi = bi + n;
+      t.bi += n;
       return;
     }
   }
   t.ops[t.opi++] = op;
   t.args[t.ai++] = key;
+}
+
+/**
+ * Copies string `s` to `u8` at `at` while its characters are 1..127 (ASCII
+ * without NUL, as a BSON cstring needs); returns how many it copied
+ * (s.length when all were). Room is the caller's.
+ */
+function putAscii(u8, at, s) {
+  const n = s.length;
+  let j = 0;
+  for (; j < n; j++) {
+    const c = s.charCodeAt(j);
+    if (c > 127 || c === 0) break;
+    u8[at + j] = c;
+  }
+  return j;
 }
 
 /** Closes the innermost document / array (and a code-with-scope around it). */
@@ -159,31 +167,18 @@ function putStringArg(t, value) {
 function putRegex(t, at, pattern, options) {
   const np = pattern.length;
   const no = options.length;
-  if (typeof pattern === 'string' && np + no <= SHORT_STRING_BYTES) {
-    const u8 = t.u8;
-    const bi = t.bi;
-    let j = 0;
-    for (; j < np; j++) {
-      const c = pattern.charCodeAt(j);
-      if (c > 127 || c === 0) break;
-      u8[bi + j] = c;
-    }
-    let k = 0;
-    if (j === np) {
-      for (; k < no; k++) {
-        const c = options.charCodeAt(k);
-        if (c > 127 || c === 0) break;
-        u8[bi + np + k] = c;
-      }
-    }
-    if (j === np && k === no) {
-      const i32 = t.i32;
-      i32[t.ni * 2] = np;
-      i32[t.ni * 2 + 1] = no;
-      t.ni++;
-      t.bi = bi + np + no;
-      return;
-    }
+  if (
+    typeof pattern === 'string' &&
+    np + no <= SHORT_STRING_BYTES &&
+    putAscii(t.u8, t.bi, pattern) === np &&
+    putAscii(t.u8, t.bi + np, options) === no
+  ) {
+    const i32 = t.i32;
+    i32[t.ni * 2] = np;
+    i32[t.ni * 2 + 1] = no;
+    t.ni++;
+    t.bi += np + no;
+    return;
   }
   t.ops[at] = (t.ops[at] & ~0xff) | REGEX;
   t.args[t.ai++] = pattern;
