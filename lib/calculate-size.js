@@ -14,7 +14,7 @@
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
 const { addon } = require('./native');
-const { isMap, isDate, isRegExp, isAnyArrayBuffer } = require('./serialize/predicates');
+const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte } = require('./serialize/predicates');
 const { createShapes, MAX_KEYS } = require('./shaped/size');
 
 // Name-length memo, by slot (a frame's base + position): documents of one
@@ -42,10 +42,7 @@ const LONG_STRING = 4096;
  * 0.27-0.40x that time (src/encode.rs).
  */
 function byteLength(s) {
-  if (typeof s === 'string' && s.length >= LONG_STRING && (s.charCodeAt(s.length >>> 1) > 0xff || s.charCodeAt(s.length >>> 2) > 0xff)) {
-    // (two characters of the text are enough to tell: a string V8 holds as one-byte has none above 0xff)
-    return addon.utf8Length(s);
-  }
+  if (typeof s === 'string' && s.length >= LONG_STRING && looksTwoByte(s)) return addon.utf8Length(s);
   return Buffer.byteLength(s, 'utf8');
 }
 

@@ -13,6 +13,8 @@ use crate::state::EnvState;
 struct NapiArgs<'a> {
   env: sys::napi_env,
   values: &'a [sys::napi_value],
+  /// Scratch for `units` (EnvState::str_units).
+  units: &'a mut Vec<u16>,
 }
 
 impl NapiArgs<'_> {
@@ -20,6 +22,37 @@ impl NapiArgs<'_> {
     self.values.get(i).copied().ok_or_else(|| format!("bson-rs: encode argument {i} is missing"))
   }
 }
+
+/// Copies the UTF-16 code units of string `s` into `units` (grown as needed);
+/// returns how many. One napi call when they fit the scratch as it is (a
+/// length query first cost short strings ~10%, unicode_200).
+fn read_units(env: sys::napi_env, s: sys::napi_value, units: &mut Vec<u16>) -> Result<usize, String> {
+  if units.len() < MIN_STR_UNITS {
+    units.resize(MIN_STR_UNITS, 0);
+  }
+  let mut read = 0usize;
+  // SAFETY: napi writes at most units.len() units (the last a NUL); it checks the type.
+  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), units.len(), &mut read) }, "expected a string")?;
+  if read + 1 < units.len() {
+    return Ok(read);
+  }
+  // (it may not have fit: ask for the length, grow, copy again)
+  let mut n = 0usize;
+  // SAFETY: a NULL buffer asks for the length only.
+  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, std::ptr::null_mut(), 0, &mut n) }, "expected a string")?;
+  let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
+  if units.len() < room {
+    units.resize(room, 0);
+  }
+  // SAFETY: `units` has room for n units and the NUL.
+  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), room, &mut read) }, "expected a string")?;
+  Ok(read.min(n))
+}
+
+/// The `str_units` scratch's least size, in code units.
+const MIN_STR_UNITS: usize = 1024;
+/// Code units `str_units` keeps between calls (2 MiB).
+const KEEP_STR_UNITS: usize = 1 << 20;
 
 fn utf8_len(env: sys::napi_env, v: sys::napi_value) -> Result<usize, String> {
   let mut len = 0usize;
@@ -59,6 +92,12 @@ impl ArgSource for NapiArgs<'_> {
 
   fn str_len(&mut self, i: usize) -> Result<usize, String> {
     utf8_len(self.env, self.value(i)?)
+  }
+
+  fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
+    let v = self.value(i)?;
+    let n = read_units(self.env, v, self.units)?;
+    Ok(self.units.get(..n))
   }
 
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
@@ -136,9 +175,6 @@ pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback
   })
 }
 
-/// Code units the `utf8Length` scratch keeps between calls (2 MiB).
-const KEEP_LEN_UTF16: usize = 1 << 20;
-
 /// `utf8Length(s)`: the UTF-8 byte length of string `s`, for a long string
 /// that is not Latin-1 (lib/calculate-size.js). V8 measures a two-byte
 /// string by encoding it; reading its code units (a copy) and counting them
@@ -147,20 +183,10 @@ const KEEP_LEN_UTF16: usize = 1 << 20;
 pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<1>::read(env, info)?;
-    let s = args.get(0);
-    let mut n = 0usize;
-    // SAFETY: a NULL buffer asks for the length only.
-    check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, std::ptr::null_mut(), 0, &mut n) }, "utf8Length expected a string")?;
-    let units = &mut EnvState::of(&args).len_utf16;
-    let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
-    if units.len() < room {
-      units.resize(room, 0);
-    }
-    let mut read = 0usize;
-    // SAFETY: `units` has room for n units and the NUL.
-    check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), room, &mut read) }, "utf8Length expected a string")?;
-    let length = utf8::utf16_utf8_len(units.get(..read).unwrap_or(&[]));
-    if units.len() > KEEP_LEN_UTF16 {
+    let units = &mut EnvState::of(&args).str_units;
+    let n = read_units(env, args.get(0), units)?;
+    let length = utf8::utf16_utf8_len(units.get(..n).unwrap_or(&[]));
+    if units.len() > KEEP_STR_UNITS {
       *units = Vec::new(); // (a huge string's scratch is not kept)
     }
     Ok(number(env, length as f64))
@@ -210,7 +236,7 @@ pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_inf
 }
 
 fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
-  let EnvState { scratch, encoder, enc_args, .. } = state;
+  let EnvState { scratch, encoder, enc_args, str_units, .. } = state;
   let (Some(&first), Some(&ops_len), Some(&offset)) = (enc_args.first(), enc_args.get(1), enc_args.get(2)) else {
     return Err("bson-rs: encode needs (first, opsLen, outOffset, ...args)".to_string());
   };
@@ -225,8 +251,12 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
   check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
   let [_, _, ops, nums, bytes, out, _] = scratch;
   let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
-  let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]) };
-  Ok(match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source) {
+  let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units };
+  let result = run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source);
+  if str_units.len() > KEEP_STR_UNITS {
+    *str_units = Vec::new(); // (a huge string's scratch is not kept)
+  }
+  Ok(match result {
     Ok(step) => number(env, step_code(step)),
     Err(message) => {
       encoder.reset();
@@ -242,7 +272,7 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
 pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<0>::read(env, info)?;
-    let EnvState { scratch, encoder, .. } = EnvState::of(&args);
+    let EnvState { scratch, encoder, str_units, .. } = EnvState::of(&args);
     let [_, _, ops, nums, bytes, out, ctl] = scratch;
     let ctl = ctl.bytes();
     let param = |i: usize| -> Result<u32, String> {
@@ -251,7 +281,7 @@ pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callbac
       if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 { Ok(v as u32) } else { Err("bson-rs: bad encCtl parameter".to_string()) }
     };
     let call = Call { first: param(0)?, ops_len: param(1)?, offset: param(2)? };
-    let mut no_args = NapiArgs { env, values: &[] };
+    let mut no_args = NapiArgs { env, values: &[], units: str_units };
     match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut no_args) {
       Ok(step) => {
         let slot = ctl.get_mut(24..32).ok_or("bson-rs: encCtl too small")?;

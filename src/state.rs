@@ -94,8 +94,9 @@ pub struct EnvState {
   pub encoder: bson_rs_core::encode::Encoder,
   /// Reusable argument vector of `encode` calls.
   pub enc_args: Vec<sys::napi_value>,
-  /// Code units of the string `utf8Length` measures.
-  pub len_utf16: Vec<u16>,
+  /// Code units of a two-byte string: the one `utf8Length` measures,
+  /// or an `encode` argument of op STRING_UTF16.
+  pub str_units: Vec<u16>,
 }
 
 impl EnvState {
@@ -106,7 +107,7 @@ impl EnvState {
       decoder: DecodeState::new(),
       encoder: bson_rs_core::encode::Encoder::new(),
       enc_args: Vec::new(),
-      len_utf16: Vec::new(),
+      str_units: Vec::new(),
     }
   }
 

@@ -348,6 +348,33 @@ test('strings: lone surrogates become EF BF BD like Buffer.write, in keys and va
   assert.strictEqual(hex(r).includes('efbfbd'), true);
 });
 
+test('two-byte strings (written from their UTF-16 code units): every length and script, lone surrogates anywhere', () => {
+  const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const units = ['東京都渋谷区の天気', 'Привет, мир ', 'ok 😀🎉 ', 'a\ud800b\udc00日', 'crème 日本 ', 'é日', '日aaaaaaa'];
+  for (let n = 1; n <= 140; n++) {
+    for (const unit of units) {
+      const s = fill(unit, n);
+      same({ s, list: [s, s + 'x', 'x' + s], sub: { t: s } });
+    }
+  }
+  // a lone surrogate, or a split pair, at every position of a CJK and a mixed text
+  for (const base of [fill('日本語のテキスト', 70), fill('ab日cdeé', 70), fill('😀', 70)]) {
+    for (let at = 0; at < base.length; at++) {
+      for (const u of ['\ud83d', '\ude00', 'z']) same({ s: base.slice(0, at) + u + base.slice(at + 1) });
+    }
+  }
+  // many of them: several native chunks, strings carried from one to the next
+  same({ list: Array.from({ length: 20000 }, (_, i) => fill('日本', 50 + (i % 30)) + i) });
+  // into a buffer too small, and one just large enough
+  const doc = { s: fill('東京都渋谷区の天気', 3000) };
+  const size = js.calculateObjectSize(doc);
+  for (const room of [size - 1, size - 200, 100, size]) {
+    const a = outcome(() => js.serializeWithBufferAndIndex(doc, Buffer.alloc(room)));
+    const b = outcome(() => rs.serializeWithBufferAndIndex(doc, Buffer.alloc(room)));
+    assert.deepStrictEqual(b, a, `room ${room}`);
+  }
+});
+
 test('keys: non-ASCII, long (sent inline), many distinct keys past the cache bound', () => {
   same({ 'ключ': 1, 'clé': 'v', '✓': true, ['k'.repeat(200)]: 1, ['é'.repeat(70)]: 2 });
   const many = {};

@@ -80,6 +80,7 @@ pub mod op {
   pub const OID_INTS: u32 = 0x23;
   pub const BINARY_BYTES: u32 = 0x24;
   pub const REGEX_BYTES: u32 = 0x25;
+  pub const STRING_UTF16: u32 = 0x26;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -346,7 +347,8 @@ impl Encoder {
         K_OIDI => values::object_id_ints(&mut out, nums, &mut ni)?,
         K_DEC => values::decimal128(&mut out, bytes, &mut bi)?,
         K_STRB => values::string_bytes(&mut out, num, bytes, &mut bi)?,
-        K_STR => values::string(&mut out, args, &mut ai)?,
+        K_STR => values::string(&mut out, args, &mut ai, false)?,
+        K_STRW => values::string(&mut out, args, &mut ai, true)?,
         K_REGEX => values::regex(&mut out, args, &mut ai)?,
         K_REGB => values::regex_bytes(&mut out, num, bytes, &mut bi)?,
         K_BINARY => values::binary(&mut out, num, args, &mut ai)?,

@@ -26,6 +26,7 @@ module.exports = Object.freeze({
   OID_INTS: 0x23,
   BINARY_BYTES: 0x24,
   REGEX_BYTES: 0x25,
+  STRING_UTF16: 0x26, // a string arg Rust reads as UTF-16 code units (types.js writeString)
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 

@@ -34,4 +34,14 @@ function isDate(value) {
   return value instanceof Date || objectToString.call(value) === '[object Date]';
 }
 
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate };
+/**
+ * Whether V8 likely holds string `s` as two-byte (it has a character above
+ * U+00FF), judged from two of its characters: a one-byte string has none, and
+ * a miss only costs speed.
+ */
+function looksTwoByte(s) {
+  const n = s.length;
+  return s.charCodeAt(n >>> 1) > 0xff || s.charCodeAt(n >>> 2) > 0xff;
+}
+
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, looksTwoByte };

@@ -12,10 +12,11 @@
 // which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
+const { looksTwoByte } = require('./predicates');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
-const { BINARY_BYTES, REGEX_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
 
 // %TypedArray%.prototype's byteLength getter, called on a binary's data
 // (writeBinary): the same value as `data.byteLength` for a typed array, read
@@ -122,22 +123,26 @@ function writeNumber(t, w, key, value) {
 
 /**
  * A string: short ASCII ones go to the bytes tape (as js-bson's
- * tryWriteBasicLatin); others are string args that Rust writes as UTF-8.
+ * tryWriteBasicLatin); others are string args that Rust writes as UTF-8, from
+ * their UTF-16 code units where V8 holds them as two-byte (it encodes those
+ * to UTF-8 one character at a time; src/encode.rs).
  */
 function writeString(t, w, key, value) {
   const n = value.length;
-  const at = t.opi;
-  // (first: an inline key's bytes go before the string's)
-  putOp(t, n > SHORT_STRING_BYTES ? STRING : STRING_BYTES, w, key);
   if (n > SHORT_STRING_BYTES) {
+    putOp(t, looksTwoByte(value) ? STRING_UTF16 : STRING, w, key);
     putStringArg(t, value);
     return;
   }
+  const at = t.opi;
+  // (first: an inline key's bytes go before the string's)
+  putOp(t, STRING_BYTES, w, key);
   const u8 = t.u8;
   const bi = t.bi;
   let j = 0;
+  let c = 0;
   for (; j < n; j++) {
-    const c = value.charCodeAt(j);
+    c = value.charCodeAt(j);
     if (c > 127) break;
     u8[bi + j] = c;
   }
@@ -146,7 +151,8 @@ function writeString(t, w, key, value) {
     t.ni++;
     t.bi = bi + n;
   } else {
-    t.ops[at] = (t.ops[at] & ~0xff) | STRING; // not ASCII after all: a string arg
+    // not ASCII after all: a string arg (two-byte if it has a character above U+00FF)
+    t.ops[at] = (t.ops[at] & ~0xff) | (c > 0xff ? STRING_UTF16 : STRING);
     putStringArg(t, value);
   }
 }

@@ -11,6 +11,9 @@ pub trait ArgSource {
   fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String>;
   /// UTF-8 byte length of string argument `i`.
   fn str_len(&mut self, i: usize) -> Result<usize, String>;
+  /// The UTF-16 code units of string argument `i` (valid until the next call
+  /// on `self`), or `None` where only its UTF-8 is at hand (an owned copy).
+  fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String>;
   /// The bytes of byte-array argument `i` (valid until the next call on `self`).
   fn bytes(&mut self, i: usize) -> Result<&[u8], String>;
   /// An owned copy of argument `i` (string or bytes), for carrying it over to the next chunk.
@@ -46,6 +49,12 @@ impl ArgSource for [OwnedArg] {
       _ => Err(format!("bson-rs: encode argument {i} is not a string")),
     }
   }
+  fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
+    match self.get(i) {
+      Some(OwnedArg::Str(_)) => Ok(None),
+      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
+    }
+  }
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
     match self.get(i) {
       Some(OwnedArg::Bytes(b)) => Ok(b),
@@ -74,6 +83,10 @@ impl<A: ArgSource + ?Sized> ArgSource for Chained<'_, A> {
   fn str_len(&mut self, i: usize) -> Result<usize, String> {
     let c = self.carry.len();
     if i < c { self.carry.str_len(i) } else { self.rest.str_len(i - c) }
+  }
+  fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.units(i) } else { self.rest.units(i - c) }
   }
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
     let c = self.carry.len();

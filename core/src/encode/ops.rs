@@ -24,6 +24,7 @@ pub(super) const K_STRB: u8 = 16;
 pub(super) const K_OIDI: u8 = 17;
 pub(super) const K_BINB: u8 = 18;
 pub(super) const K_REGB: u8 = 19;
+pub(super) const K_STRW: u8 = 20;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -55,6 +56,7 @@ pub(super) static OPS: [OpInfo; 256] = {
   t[op::DOUBLE as usize] = info(K_NUM8, 0x01, 0, true);
   t[op::STRING as usize] = info(K_STR, 0x02, 1, false);
   t[op::STRING_BYTES as usize] = info(K_STRB, 0x02, 0, true);
+  t[op::STRING_UTF16 as usize] = info(K_STRW, 0x02, 1, false);
   t[op::DOC as usize] = info(K_DOC, 0x03, 0, false);
   t[op::ARRAY as usize] = info(K_DOC, 0x04, 0, false);
   t[op::BINARY as usize] = info(K_BINARY, 0x05, 1, true);

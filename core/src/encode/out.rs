@@ -3,6 +3,7 @@
 //! arguments are written straight into the output).
 
 use super::args::ArgSource;
+use crate::utf8;
 
 /// Output writer that switches to counting once the buffer is exhausted.
 pub(super) struct Out<'a> {
@@ -100,6 +101,25 @@ impl Out<'_> {
       self.overflow = true;
     }
     let n = args.str_len(i)?;
+    self.pos = self.pos.saturating_add(n);
+    Ok(n)
+  }
+
+  /// Writes string argument `i` from its UTF-16 code units, where the source
+  /// has them (a long string V8 holds as two-byte: see
+  /// `utf8::utf16_to_utf8`); returns its byte length.
+  pub(super) fn string_utf16<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
+    let Some(units) = args.units(i)? else {
+      return self.string(args, i);
+    };
+    if !self.overflow {
+      if let Some(n) = self.buf.get_mut(self.pos..).and_then(|dst| utf8::utf16_to_utf8(units, dst)) {
+        self.pos = self.pos.saturating_add(n);
+        return Ok(n);
+      }
+      self.overflow = true;
+    }
+    let n = utf8::utf16_utf8_len(units);
     self.pos = self.pos.saturating_add(n);
     Ok(n)
   }

@@ -410,3 +410,64 @@ mod speed {
     println!("ns per element: {:.2}", t.elapsed().as_nanos() as f64 / f64::from(n) / 1000.0);
   }
 }
+
+/// String arguments as UTF-16 code units, as V8 hands them over (src/encode.rs).
+struct Utf16Args(Vec<Vec<u16>>);
+
+impl ArgSource for Utf16Args {
+  fn count(&self) -> usize {
+    self.0.len()
+  }
+  fn write_str(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    let s = String::from_utf16_lossy(&self.0[i]);
+    Ok(dst.get_mut(..s.len()).map(|d| {
+      d.copy_from_slice(s.as_bytes());
+      s.len()
+    }))
+  }
+  fn str_len(&mut self, i: usize) -> Result<usize, String> {
+    Ok(String::from_utf16_lossy(&self.0[i]).len())
+  }
+  fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
+    Ok(Some(&self.0[i]))
+  }
+  fn bytes(&mut self, _: usize) -> Result<&[u8], String> {
+    Err("not bytes".into())
+  }
+  fn to_owned(&mut self, i: usize) -> Result<OwnedArg, String> {
+    Ok(OwnedArg::Str(String::from_utf16_lossy(&self.0[i]).into_bytes()))
+  }
+}
+
+#[test]
+fn utf16_strings_written_counted_and_owned_alike() {
+  let texts = ["東京都渋谷区の天気".repeat(40), "Привет, 東京 😀 café ".repeat(30), "a\u{7ff}".repeat(9)];
+  let mut lone: Vec<u16> = "日本語".repeat(20).encode_utf16().collect();
+  lone[17] = 0xd800;
+  let mut cases: Vec<Vec<u16>> = texts.iter().map(|t| t.encode_utf16().collect()).collect();
+  cases.push(lone);
+  let ops = [w(op::STRING_UTF16, 0), op::END];
+  for units in cases {
+    let text = String::from_utf16_lossy(&units);
+    let mut expected = Vec::new();
+    expected.extend((4 + 1 + 2 + 4 + text.len() as i32 + 1 + 1).to_le_bytes());
+    expected.extend(b"\x02k\0");
+    expected.extend((text.len() as i32 + 1).to_le_bytes());
+    expected.extend(text.as_bytes());
+    expected.extend([0, 0]);
+    let mut e = Encoder::new();
+    let mut out = vec![0u8; 8192];
+    e.begin();
+    let step = e.run(&ops, &[], &[], &mut out, &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
+    assert_eq!(step, Step::Done(expected.len()));
+    assert_eq!(&out[..expected.len()], &expected[..]);
+    // too small: the exact size needed
+    for room in [10, expected.len() - 2] {
+      e.begin();
+      let step = e.run(&ops, &[], &[], &mut out[..room], &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
+      assert_eq!(step, Step::TooSmall(expected.len()), "room {room}");
+    }
+    // owned copies (carried between chunks) have UTF-8 only: the same bytes
+    assert_eq!(run_all(&mut e, &ops, &[], &[], &[s("k"), s(&text)], 8).unwrap(), expected);
+  }
+}

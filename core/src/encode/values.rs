@@ -98,12 +98,13 @@ pub(super) fn key_bytes(out: &mut Out, bytes: &[u8], bi: &mut usize, n: usize) -
   Ok(())
 }
 
-/// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes, NUL.
+/// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes,
+/// NUL. `utf16`: the argument is read as UTF-16 code units (op STRING_UTF16).
 #[inline(always)]
-pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize) -> Result<(), String> {
+pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, utf16: bool) -> Result<(), String> {
   let at = out.pos;
   out.put([0; 4]);
-  let n = out.string(args, *ai)?;
+  let n = if utf16 { out.string_utf16(args, *ai)? } else { out.string(args, *ai)? };
   *ai += 1;
   out.byte(0);
   let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
@@ -221,7 +222,7 @@ pub(super) fn document(out: &mut Out, frames: &mut Vec<Frame>, array: bool) {
 pub(super) fn code_w_scope<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, frames: &mut Vec<Frame>) -> Result<(), String> {
   let cws = out.pos;
   out.put([0; 4]);
-  string(out, args, ai)?;
+  string(out, args, ai, false)?;
   let start = out.pos;
   out.put([0; 4]);
   frames.push(Frame { start, cws, array: false, index: 0 });
