@@ -172,10 +172,7 @@ fn string(env: sys::napi_env, s: &str) -> Result<sys::napi_value, String> {
   Ok(out)
 }
 
-fn words<T: Copy>(bytes: &mut [u8]) -> &mut [T]
-where
-  T: bytemuck_free::Pod,
-{
+fn words<T: Copy + bytemuck_free::Pod>(bytes: &mut [u8]) -> &mut [T] {
   // SAFETY: T is a plain integer type (any bit pattern valid); align_to_mut
   // only returns the correctly aligned middle part.
   let (head, mid, _) = unsafe { bytes.align_to_mut::<T>() };

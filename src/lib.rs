@@ -60,6 +60,11 @@ pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Res
       napi_util::check(sys::napi_create_string_utf8(raw_env, name.as_ptr().cast(), name.len() as isize, &mut key))?;
       napi_util::check(sys::napi_set_property(raw_env, exports.raw(), key, f))?;
     }
+    // `utf16Simd`: whether two-byte strings are best written from their code
+    // units here (lib/serialize/types.js, op STRING_UTF16).
+    let mut simd = std::ptr::null_mut();
+    napi_util::check(sys::napi_get_boolean(raw_env, bson_rs_core::utf8::utf16_to_utf8_simd(), &mut simd))?;
+    napi_util::check(sys::napi_set_named_property(raw_env, exports.raw(), c"utf16Simd".as_ptr(), simd))?;
   }
   Ok(())
 }

@@ -13,10 +13,16 @@
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
 const { looksTwoByte } = require('./predicates');
+const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
 const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+
+// The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
+// converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
+// alone is no faster than V8's WriteUtf8 (op STRING).
+const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
 
 // %TypedArray%.prototype's byteLength getter, called on a binary's data
 // (writeBinary): the same value as `data.byteLength` for a typed array, read
@@ -130,7 +136,7 @@ function writeNumber(t, w, key, value) {
 function writeString(t, w, key, value) {
   const n = value.length;
   if (n > SHORT_STRING_BYTES) {
-    putOp(t, looksTwoByte(value) ? STRING_UTF16 : STRING, w, key);
+    putOp(t, looksTwoByte(value) ? TWO_BYTE_STRING : STRING, w, key);
     putStringArg(t, value);
     return;
   }
@@ -152,7 +158,7 @@ function writeString(t, w, key, value) {
     t.bi = bi + n;
   } else {
     // not ASCII after all: a string arg (two-byte if it has a character above U+00FF)
-    t.ops[at] = (t.ops[at] & ~0xff) | (c > 0xff ? STRING_UTF16 : STRING);
+    t.ops[at] = (t.ops[at] & ~0xff) | (c > 0xff ? TWO_BYTE_STRING : STRING);
     putStringArg(t, value);
   }
 }
