@@ -364,6 +364,7 @@ test('two-byte strings (written from their UTF-16 code units): every length and 
   for (const base of [fill('日本語のテキスト', 70), fill('ab日cdeé', 70), fill('😀', 70)]) {
     for (let at = 0; at < base.length; at++) {
       for (const u of ['\ud83d', '\ude00', 'z']) same({ s: base.slice(0, at) + u + base.slice(at + 1) });
+      same({ s: base.slice(0, at) + '😀' + base.slice(at + 2) }); // a whole pair
     }
   }
   // many of them: several native chunks, strings carried from one to the next

@@ -44,4 +44,14 @@ function looksTwoByte(s) {
   return s.charCodeAt(n >>> 1) > 0xff || s.charCodeAt(n >>> 2) > 0xff;
 }
 
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, looksTwoByte };
+/**
+ * Whether one of the characters looksTwoByte samples is half of a surrogate
+ * pair (an emoji, say): Rust's UTF-16 writer is slower than V8's on text
+ * dense with them.
+ */
+function sampledSurrogate(s) {
+  const n = s.length;
+  return (s.charCodeAt(n >>> 1) & 0xf800) === 0xd800 || (s.charCodeAt(n >>> 2) & 0xf800) === 0xd800;
+}
+
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, looksTwoByte, sampledSurrogate };

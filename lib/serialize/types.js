@@ -12,7 +12,7 @@
 // which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
-const { looksTwoByte } = require('./predicates');
+const { looksTwoByte, sampledSurrogate } = require('./predicates');
 const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
@@ -21,7 +21,8 @@ const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, MAXKEY, MINKEY, COPY_BINARY_MAX
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
-// alone is no faster than V8's WriteUtf8 (op STRING).
+// alone, which also takes surrogate pairs, is no faster than V8's WriteUtf8
+// (op STRING), so text that looks dense with emoji stays with V8.
 const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
 
 // %TypedArray%.prototype's byteLength getter, called on a binary's data
@@ -136,7 +137,7 @@ function writeNumber(t, w, key, value) {
 function writeString(t, w, key, value) {
   const n = value.length;
   if (n > SHORT_STRING_BYTES) {
-    putOp(t, looksTwoByte(value) ? TWO_BYTE_STRING : STRING, w, key);
+    putOp(t, looksTwoByte(value) && !sampledSurrogate(value) ? TWO_BYTE_STRING : STRING, w, key);
     putStringArg(t, value);
     return;
   }
@@ -157,8 +158,10 @@ function writeString(t, w, key, value) {
     t.ni++;
     t.bi = bi + n;
   } else {
-    // not ASCII after all: a string arg (two-byte if it has a character above U+00FF)
-    t.ops[at] = (t.ops[at] & ~0xff) | (c > 0xff ? TWO_BYTE_STRING : STRING);
+    // not ASCII after all: a string arg; from its code units if it starts
+    // like CJK text (V8 writes short Greek or Cyrillic faster than a copy of
+    // their code units and Rust: 0.83-0.88x the time in probes)
+    t.ops[at] = (t.ops[at] & ~0xff) | (c >= 0x800 && (c & 0xf800) !== 0xd800 ? TWO_BYTE_STRING : STRING);
     putStringArg(t, value);
   }
 }
