@@ -41,8 +41,9 @@ fn read_units(env: sys::napi_env, s: sys::napi_value, units: &mut Vec<u16>) -> R
   // SAFETY: a NULL buffer asks for the length only.
   check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, std::ptr::null_mut(), 0, &mut n) }, "expected a string")?;
   let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
-  if units.len() < room {
-    units.resize(room, 0);
+  if units.len() <= room {
+    // (one unit more than it needs: the same string fits in one call next time)
+    units.resize(room + 1, 0);
   }
   // SAFETY: `units` has room for n units and the NUL.
   check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), room, &mut read) }, "expected a string")?;
