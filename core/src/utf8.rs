@@ -443,38 +443,32 @@ mod tests {
         }
       }
     }
-    // random strings of boundary units
+    // random strings of boundary units, and random mixes of one-, two- and
+    // three-byte characters (the SIMD mixed blocks)
     const EDGES: [u16; 14] = [0, 0x41, 0x7f, 0x80, 0x7ff, 0x800, 0x65e5, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff, 0xe000, 0xffff];
-    let mut x = 7u32;
-    for _ in 0..20_000 {
-      x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-      let len = (x >> 16) as usize % 40;
-      let units: Vec<u16> = (0..len)
-        .map(|_| {
-          x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-          EDGES[(x >> 16) as usize % EDGES.len()]
-        })
-        .collect();
-      let expected = String::from_utf16_lossy(&units);
-      assert_eq!(utf16_to_utf8(&units, &mut dst), Some(expected.len()), "{units:x?}");
-      assert_eq!(&dst[..expected.len()], expected.as_bytes(), "{units:x?}");
-    }
-    // random mixes of one-, two- and three-byte characters (the SIMD mixed blocks)
     const RANGES: [(u32, u32); 4] = [(0, 0x80), (0x80, 0x800), (0x800, 0xd800), (0xe000, 0x1_0000)];
-    for _ in 0..20_000 {
+    let mut x = 7u32;
+    let mut next = || {
       x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-      let len = (x >> 16) as usize % 70;
-      let units: Vec<u16> = (0..len)
-        .map(|_| {
-          x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-          let (lo, hi) = RANGES[(x >> 16) as usize % RANGES.len()];
-          x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-          (lo + (x >> 8) % (hi - lo)) as u16
-        })
-        .collect();
-      let expected = String::from_utf16_lossy(&units);
-      assert_eq!(utf16_to_utf8(&units, &mut dst), Some(expected.len()), "{units:x?}");
-      assert_eq!(&dst[..expected.len()], expected.as_bytes(), "{units:x?}");
+      x
+    };
+    for mixes in [false, true] {
+      for _ in 0..20_000 {
+        let len = (next() >> 16) as usize % if mixes { 70 } else { 40 };
+        let units: Vec<u16> = (0..len)
+          .map(|_| {
+            if mixes {
+              let (lo, hi) = RANGES[(next() >> 16) as usize % RANGES.len()];
+              (lo + (next() >> 8) % (hi - lo)) as u16
+            } else {
+              EDGES[(next() >> 16) as usize % EDGES.len()]
+            }
+          })
+          .collect();
+        let expected = String::from_utf16_lossy(&units);
+        assert_eq!(utf16_to_utf8(&units, &mut dst), Some(expected.len()), "{units:x?}");
+        assert_eq!(&dst[..expected.len()], expected.as_bytes(), "{units:x?}");
+      }
     }
     for u in 0..=0xffffu16 {
       for units in [vec![u], vec![0x61, u, 0xdc00], vec![0xd800, u], vec![u, 0x61, 0x62, 0x63, 0x64]] {
