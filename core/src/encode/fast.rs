@@ -8,7 +8,11 @@
 
 use super::ops::*;
 use super::out::{index_table, Out};
-use super::{bad, long_from_number, op, Frame, KeyEntry};
+use super::{bad, long_from_number, op, values, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN};
+
+/// Staged keys up to this length take the fast path (type, key, NUL and the
+/// largest fast value fit FAST_ROOM; the walk stages keys of up to 64 bytes).
+const STAGED_KEY_MAX: usize = 64;
 
 /// Writes consecutive fast-path elements of the current frame (see `run_inner`).
 #[allow(clippy::too_many_arguments)]
@@ -90,14 +94,25 @@ pub(super) fn fast_run(
       p = 1 + len + 1;
     } else {
       let key_ref = (word >> 8) as usize;
-      let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break Ok(()) };
-      if words.len() > 5 {
-        break Ok(());
+      if key_ref & KEY_BYTES != 0 {
+        // a key staged on the bytes tape (keys new on every call: 12 of the
+        // 14 elements of newkeys_buckets); a bad one is left to run_inner
+        let n = key_ref & KEY_BYTES_LEN;
+        let Some(src) = (if n <= STAGED_KEY_MAX { values::staged_key(bytes, b_i, n).ok() } else { None }) else { break Ok(()) };
+        w[1..1 + n].copy_from_slice(src);
+        w[1 + n] = 0;
+        p = 2 + n;
+        b_i += n;
+      } else {
+        let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break Ok(()) };
+        if words.len() > 5 {
+          break Ok(());
+        }
+        for (i, k) in words.iter().enumerate() {
+          w[1 + i * 8..9 + i * 8].copy_from_slice(&k.to_le_bytes());
+        }
+        p = 1 + *len;
       }
-      for (i, k) in words.iter().enumerate() {
-        w[1 + i * 8..9 + i * 8].copy_from_slice(&k.to_le_bytes());
-      }
-      p = 1 + *len;
       w[0] = info.type_byte;
     }
     let num: [u8; 8] = if info.slot {

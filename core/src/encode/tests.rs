@@ -126,6 +126,14 @@ fn keys_on_the_bytes_tape() {
   }
   assert!(run_all(&mut e, &[op::NULL | kb(64), op::END], &[], &long, &[], 8).is_ok());
   assert!(run_all(&mut e, &[op::NULL | kb(9), op::END], &[], b"abc", &[], 8).is_err());
+  // longer than the fast path takes (STAGED_KEY_MAX), before a fast value: the same bytes
+  let key = [b'q'; 200];
+  let mut tape = key.to_vec();
+  tape.extend(b"0123456789ab");
+  let doc = run_all(&mut e, &[op::OID | kb(200), op::INT32 | kb(65), op::END], &(7i32.to_le_bytes().repeat(2)), &[tape.clone(), vec![b'r'; 65]].concat(), &[], 8).unwrap();
+  assert_eq!(doc.len(), 4 + (1 + 200 + 1 + 12) + (1 + 65 + 1 + 4) + 1);
+  assert_eq!(&doc[5..205], &key[..]);
+  assert_eq!(&doc[206..218], b"0123456789ab");
 }
 
 #[test]

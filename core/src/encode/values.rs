@@ -85,13 +85,21 @@ pub(super) fn string_bytes(out: &mut Out, num: [u8; 8], bytes: &[u8], bi: &mut u
   Ok(())
 }
 
-/// A key sent on the bytes tape (ASCII without NUL, checked again here): bytes, NUL.
+/// The `n` bytes of a key sent on the bytes tape at `bi`: ASCII without NUL,
+/// checked again here (the fast path's and `key_bytes`' one check).
 #[inline(always)]
-pub(super) fn key_bytes(out: &mut Out, bytes: &[u8], bi: &mut usize, n: usize) -> Result<(), String> {
-  let src = bytes.get(*bi..bi.saturating_add(n)).ok_or_else(|| bad("key bytes past the end"))?;
+pub(super) fn staged_key(bytes: &[u8], bi: usize, n: usize) -> Result<&[u8], String> {
+  let src = bytes.get(bi..bi.saturating_add(n)).ok_or_else(|| bad("key bytes past the end"))?;
   if src.contains(&0) {
     return Err(bad("key bytes with a NUL"));
   }
+  Ok(src)
+}
+
+/// A key sent on the bytes tape: bytes, NUL.
+#[inline(always)]
+pub(super) fn key_bytes(out: &mut Out, bytes: &[u8], bi: &mut usize, n: usize) -> Result<(), String> {
+  let src = staged_key(bytes, *bi, n)?;
   *bi += n;
   out.put_slice(src);
   out.byte(0);
