@@ -106,7 +106,7 @@ impl Out<'_> {
   }
 
   /// Writes string argument `i` from its UTF-16 code units, where the source
-  /// has them (a long string V8 holds as two-byte: see
+  /// has them (a string V8 holds as two-byte: see
   /// `utf8::utf16_to_utf8`); returns its byte length.
   pub(super) fn string_utf16<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
     let Some(units) = args.units(i)? else {
