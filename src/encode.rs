@@ -55,6 +55,13 @@ const MIN_STR_UNITS: usize = 1024;
 /// Code units `str_units` keeps between calls (2 MiB).
 const KEEP_STR_UNITS: usize = 1 << 20;
 
+/// Drops the `str_units` scratch after a call if a huge string grew it.
+fn release_units(units: &mut Vec<u16>) {
+  if units.len() > KEEP_STR_UNITS {
+    *units = Vec::new();
+  }
+}
+
 fn utf8_len(env: sys::napi_env, v: sys::napi_value) -> Result<usize, String> {
   let mut len = 0usize;
   // SAFETY: a NULL buffer asks napi for the length only; napi checks the type.
@@ -187,9 +194,7 @@ pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callbac
     let units = &mut EnvState::of(&args).str_units;
     let n = read_units(env, args.get(0), units)?;
     let length = utf8::utf16_utf8_len(units.get(..n).unwrap_or(&[]));
-    if units.len() > KEEP_STR_UNITS {
-      *units = Vec::new(); // (a huge string's scratch is not kept)
-    }
+    release_units(units);
     Ok(number(env, length as f64))
   })
 }
@@ -254,9 +259,7 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
   let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
   let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units };
   let result = run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source);
-  if str_units.len() > KEEP_STR_UNITS {
-    *str_units = Vec::new(); // (a huge string's scratch is not kept)
-  }
+  release_units(str_units);
   Ok(match result {
     Ok(step) => number(env, step_code(step)),
     Err(message) => {

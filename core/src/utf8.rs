@@ -137,8 +137,8 @@ pub fn utf16_to_utf8_simd() -> bool {
 /// of mixed ASCII / Cyrillic / CJK text (surrogate pairs: ~1.5 ns, scalar).
 pub fn utf16_to_utf8(src: &[u16], dst: &mut [u8]) -> Option<usize> {
   #[cfg(target_arch = "x86_64")]
-  if std::arch::is_x86_feature_detected!("ssse3") {
-    // SAFETY: the CPU has SSSE3 (checked just above).
+  if utf16_to_utf8_simd() {
+    // SAFETY: the CPU has SSSE3 (utf16_to_utf8_simd checks).
     return unsafe { ssse3::utf16_to_utf8(src, dst) };
   }
   utf16_to_utf8_scalar(src, dst, 0, 0, src.len()).map(|(_, o)| o)

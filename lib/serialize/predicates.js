@@ -45,13 +45,15 @@ function looksTwoByte(s) {
 }
 
 /**
- * Whether one of the characters looksTwoByte samples is half of a surrogate
- * pair (an emoji, say): Rust's UTF-16 writer is slower than V8's on text
- * dense with them.
+ * looksTwoByte, with neither sampled character half of a surrogate pair (an
+ * emoji, say): V8 writes text dense with them as fast as Rust's UTF-16 writer
+ * (types.js writeString).
  */
-function sampledSurrogate(s) {
+function looksTwoByteWithoutPairs(s) {
   const n = s.length;
-  return (s.charCodeAt(n >>> 1) & 0xf800) === 0xd800 || (s.charCodeAt(n >>> 2) & 0xf800) === 0xd800;
+  const a = s.charCodeAt(n >>> 1);
+  const b = s.charCodeAt(n >>> 2);
+  return (a > 0xff || b > 0xff) && (a & 0xf800) !== 0xd800 && (b & 0xf800) !== 0xd800;
 }
 
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, looksTwoByte, sampledSurrogate };
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, looksTwoByte, looksTwoByteWithoutPairs };
