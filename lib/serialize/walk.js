@@ -504,6 +504,7 @@ function createWalk(bson, layout) {
         const next = iter.next();
         if (next.done) end = true;
         else {
+          idx++; // (the entry's position: its own key memo slot)
           key = next.value[0];
           value = next.value[1];
         }
