@@ -187,6 +187,48 @@ test('regular expressions on the bytes tape and as string args: lengths around t
   same({ mixed });
 });
 
+test('Code and BSONSymbol strings on the bytes tape and as string args: lengths around the bound, scripts, keys of every kind', () => {
+  // short ASCII strings go on the bytes tape (types.js putText), others as args
+  const texts = ['', 'x', 'a\u0000b', 'é', 'x'.repeat(47) + 'é', '日本', 'a\ud800b', '😀'];
+  for (let n = 40; n <= 50; n++) texts.push('c'.repeat(n));
+  const values = texts.flatMap((text) => [new Code(text), new BSONSymbol(text)]);
+  const odd = new Code('y');
+  odd.code = 42; // not a string: js-bson's TypeError from its toString
+  same({ values });
+  same(Object.fromEntries(values.map((v, i) => ['k' + i, v])));
+  same(Object.fromEntries(values.map((v, i) => [`fresh_${i}_${Date.now()}`, v]))); // keys new to the key cache
+  same({ m: new Map(values.map((v, i) => ['m' + i, v])) });
+  same({ odd });
+  same({ list: [odd] });
+  // many in one document: the bytes tape grows inside the array lane
+  same({ list: Array.from({ length: 5000 }, (_, i) => (i % 2 ? new Code('f' + i) : new BSONSymbol('s'.repeat(i % 50)))) });
+});
+
+test('a document of many binaries written into a buffer of its own in one native pass', () => {
+  // (its size is estimated with room for each element's header: one pass, not a second into a second buffer)
+  const { addon } = require('../lib/native');
+  const encode = addon.encode;
+  let calls = 0;
+  addon.encode = function (...args) {
+    calls++;
+    return encode.apply(this, args);
+  };
+  try {
+    for (const size of [256, 1024, 4096]) {
+      for (const make of [(i) => new Binary(Buffer.alloc(size, i)), (i) => Buffer.alloc(size, i), (i) => new Binary(Buffer.alloc(size, i), 2)]) {
+        const doc = { list: Array.from({ length: 200 }, (_, i) => make(i)) };
+        calls = 0;
+        const b = rs.serialize(doc);
+        assert.strictEqual(calls, 1, `size ${size}`);
+        assert.ok(b.equals(js.serialize(doc)));
+        assert.ok(b.buffer.byteLength - b.byteLength <= b.byteLength >> 3);
+      }
+    }
+  } finally {
+    addon.encode = encode;
+  }
+});
+
 test('null bytes: keys, regexp source, BSONRegExp pattern', () => {
   same({ 'a\u0000b': 1 });
   same({ 'a\u0000b': undefined }); // key checked even when the value is skipped

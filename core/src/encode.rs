@@ -81,6 +81,8 @@ pub mod op {
   pub const BINARY_BYTES: u32 = 0x24;
   pub const REGEX_BYTES: u32 = 0x25;
   pub const STRING_UTF16: u32 = 0x26;
+  pub const CODE_BYTES: u32 = 0x27;
+  pub const SYMBOL_BYTES: u32 = 0x28;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }

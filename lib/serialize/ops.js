@@ -27,6 +27,8 @@ module.exports = Object.freeze({
   BINARY_BYTES: 0x24,
   REGEX_BYTES: 0x25,
   STRING_UTF16: 0x26, // a string arg Rust reads as UTF-16 code units (types.js writeString)
+  CODE_BYTES: 0x27, // code (no scope) whose string is on the bytes tape, as STRING_BYTES
+  SYMBOL_BYTES: 0x28, // a symbol whose string is on the bytes tape, as STRING_BYTES
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 

@@ -17,7 +17,7 @@ const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
-const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
@@ -144,25 +144,49 @@ function writeString(t, w, key, value) {
   const at = t.opi;
   // (first: an inline key's bytes go before the string's)
   putOp(t, STRING_BYTES, w, key);
-  const u8 = t.u8;
-  const bi = t.bi;
-  let j = 0;
-  let c = 0;
-  for (; j < n; j++) {
-    c = value.charCodeAt(j);
-    if (c > 127) break;
-    u8[bi + j] = c;
-  }
-  if (j === n) {
-    t.i32[t.ni * 2] = n;
-    t.ni++;
-    t.bi = bi + n;
-  } else {
+  const j = putShortString(t, value);
+  if (j !== n) {
     // not ASCII after all: a string arg; from its code units if it starts
     // like CJK text (V8 writes short Greek or Cyrillic faster than a copy of
     // their code units and Rust: 0.83-0.88x the time in probes)
+    const c = value.charCodeAt(j);
     t.ops[at] = (t.ops[at] & ~0xff) | (c >= 0x800 && (c & 0xf800) !== 0xd800 ? TWO_BYTE_STRING : STRING);
     putStringArg(t, value);
+  }
+}
+
+/**
+ * The payload of a short-string op (STRING_BYTES, CODE_BYTES, SYMBOL_BYTES)
+ * for `value` of at most SHORT_STRING_BYTES units: copies it to the bytes
+ * tape while its characters are ASCII. When all are, its length goes in the
+ * next number slot and the result is value.length; otherwise the index of
+ * the first other character (the bytes copied are left as scratch).
+ */
+function putShortString(t, value) {
+  const n = value.length;
+  const u8 = t.u8;
+  const bi = t.bi;
+  for (let j = 0; j < n; j++) {
+    const c = value.charCodeAt(j);
+    if (c > 127) return j;
+    u8[bi + j] = c;
+  }
+  t.i32[t.ni * 2] = n;
+  t.ni++;
+  t.bi = bi + n;
+  return n;
+}
+
+/**
+ * The string of the CODE_BYTES or SYMBOL_BYTES op at t.ops[at]: on the bytes
+ * tape when it is short and ASCII, else a string arg under `argOp` (CODE,
+ * SYMBOL). (Arrays of 200 Code or BSONSymbol values took 1.4-1.6x
+ * js-bson's time with every string as an arg.)
+ */
+function putText(t, at, argOp, value) {
+  if (value.length > SHORT_STRING_BYTES || putShortString(t, value) !== value.length) {
+    t.ops[at] = (t.ops[at] & ~0xff) | argOp;
+    t.args[t.ai++] = value;
   }
 }
 
@@ -337,8 +361,9 @@ function createTypes(bson, layout) {
       t.args[t.ai++] = str(value.code);
       return value.scope;
     }
-    putOp(t, CODE, w, key);
-    t.args[t.ai++] = str(value.code.toString());
+    const at = t.opi;
+    putOp(t, CODE_BYTES, w, key);
+    putText(t, at, CODE, str(value.code.toString()));
     return null;
   }
 
@@ -412,8 +437,9 @@ function createTypes(bson, layout) {
   }
 
   function writeSymbol(t, w, key, value) {
-    putOp(t, SYMBOL, w, key);
-    t.args[t.ai++] = str(value.value);
+    const at = t.opi;
+    putOp(t, SYMBOL_BYTES, w, key);
+    putText(t, at, SYMBOL, str(value.value));
   }
 
   /** A DBRef: returns the document to write ($ref, $id, $db, fields); the walk enters it. */

@@ -284,6 +284,25 @@ fn string_bytes_short_long_and_without_slack() {
 }
 
 #[test]
+fn code_and_symbol_from_the_bytes_tape_match_their_args() {
+  // CODE_BYTES / SYMBOL_BYTES: the string payload of CODE / SYMBOL, from the bytes tape
+  let mut e = Encoder::new();
+  e.define_key(0, b"c").unwrap();
+  for (on_tape, as_arg) in [(op::CODE_BYTES, op::CODE), (op::SYMBOL_BYTES, op::SYMBOL)] {
+    for text in [&b"x + 1"[..], &b""[..]] {
+      let len = [(text.len() as u32).to_le_bytes(), [0; 4]].concat();
+      let tape_ops = [w(on_tape, 1), w(op::ARRAY, 1), on_tape, op::END, op::END];
+      let got = run_all(&mut e, &tape_ops, &[&len[..], &len].concat(), &[text, text].concat(), &[], 4).unwrap();
+      let arg = OwnedArg::Str(text.to_vec());
+      let arg_ops = [w(as_arg, 1), w(op::ARRAY, 1), as_arg, op::END, op::END];
+      let expect = run_all(&mut e, &arg_ops, &[], &[], &[arg.clone(), arg], 4).unwrap();
+      assert_eq!(got, expect);
+      assert_eq!(got[4], if on_tape == op::CODE_BYTES { 0x0D } else { 0x0E });
+    }
+  }
+}
+
+#[test]
 fn oid_from_ints_matches_bytes() {
   let mut e = Encoder::new();
   e.define_key(0, b"o").unwrap();
