@@ -588,20 +588,22 @@ describe('re-entrancy and unusual buffers', () => {
     sameCodec('array shrinking under the codec', makeArr);
   });
 
-  it('binary data over 48 bytes mutated by a later getter: written as it is at the end of the walk (documented difference)', () => {
-    // bson-rs copies Buffer / Binary data of at most 48 bytes (COPY_BINARY_MAX)
-    // when the walk reaches it (like js-bson); larger data is read by reference
-    // when the document is written, after the walk (README, differences).
-    const { COPY_BINARY_MAX } = require('../lib/serialize/ops');
+  it('binary data over 256 bytes mutated by a later getter: written as it is at the end of the walk (documented difference)', () => {
+    // bson-rs copies Buffer / Binary data of at most 48 bytes (COPY_BINARY_MAX),
+    // and whole typed arrays of at most 256 (SET_BINARY_MAX), when the walk
+    // reaches it (like js-bson); other data is read by reference when the
+    // document is written, after the walk (README, differences).
+    const { COPY_BINARY_MAX, SET_BINARY_MAX } = require('../lib/serialize/ops');
     assert.strictEqual(COPY_BINARY_MAX, 48);
-    for (const n of [0, 16, 48, 49, 4096, 8193, 1 << 20]) {
+    assert.strictEqual(SET_BINARY_MAX, 256);
+    for (const n of [0, 16, 48, 49, 100, 256, 257, 4096, 8193, 1 << 20]) {
       const make = () => {
         const buf = Buffer.alloc(n, 0x61);
         const bin = new js.Binary(Buffer.alloc(n, 0x62), 0x80);
         return { buf, bin, get later() { buf.fill(0x7a); bin.buffer.fill(0x7a); return 1; } };
       };
       const actual = rs.serialize(make());
-      const small = n <= COPY_BINARY_MAX;
+      const small = n <= SET_BINARY_MAX;
       const expected = js.serialize({
         buf: Buffer.alloc(n, small ? 0x61 : 0x7a),
         bin: new js.Binary(Buffer.alloc(n, small ? 0x62 : 0x7a), 0x80),
@@ -609,6 +611,14 @@ describe('re-entrancy and unusual buffers', () => {
       });
       assert.ok(Buffer.from(actual).equals(Buffer.from(expected)), `n = ${n}`);
       if (small) assert.ok(Buffer.from(actual).equals(Buffer.from(js.serialize(make()))), `n = ${n}: as js-bson`);
+    }
+    // a Binary whose data is part of a longer array (position < length): by reference past 48 bytes
+    for (const n of [48, 49, 200]) {
+      const bin = new js.Binary(Buffer.alloc(n + 8, 0x62), 0x80);
+      bin.position = n;
+      const doc = { bin, get later() { bin.buffer.fill(0x7a); return 1; } };
+      const changed = new js.Binary(Buffer.alloc(n, n <= COPY_BINARY_MAX ? 0x62 : 0x7a), 0x80);
+      assert.ok(Buffer.from(rs.serialize(doc)).equals(Buffer.from(js.serialize({ bin: changed, later: 1 }))), `part of ${n}`);
     }
   });
 

@@ -207,11 +207,15 @@ test('Code and BSONSymbol strings on the bytes tape and as string args: lengths 
 test('a document of many binaries written into a buffer of its own in one native pass', () => {
   // (its size is estimated with room for each element's header: one pass, not a second into a second buffer)
   const { addon } = require('../lib/native');
-  const encode = addon.encode;
+  const { encode, encodeTape } = addon;
   let calls = 0;
   addon.encode = function (...args) {
     calls++;
     return encode.apply(this, args);
+  };
+  addon.encodeTape = function () {
+    calls++;
+    return encodeTape.call(this);
   };
   try {
     for (const size of [256, 1024, 4096]) {
@@ -226,6 +230,27 @@ test('a document of many binaries written into a buffer of its own in one native
     }
   } finally {
     addon.encode = encode;
+    addon.encodeTape = encodeTape;
+  }
+});
+
+test('binaries copied to the tape by a compiled frame near the end of a fresh tape: the frame counts its room again', () => {
+  // A Binary of up to 256 bytes (SET_BINARY_MAX) is copied to the bytes tape, more
+  // than an element's room: without a recount, the short strings after it ran
+  // past the tape's end (fresh processes, so that the tape has its first size;
+  // the pads move the binaries across that end).
+  const script = `
+    const js = require('bson'); const rs = require('.');
+    const mk = (i) => ({ b: new js.Binary(Buffer.alloc(256, i & 255), 0), s0: 'a'.repeat(48), s1: 'b'.repeat(48), s2: 'c'.repeat(48), s3: 'd'.repeat(48) });
+    for (let i = 0; i < 8; i++) rs.serialize({ list: [mk(i)] }); // (compiled; the tape keeps its first size)
+    const pad = Number(process.argv[1]);
+    const doc = { p: Array.from({ length: Math.ceil(pad / 40) }, (_, i) => 'x'.repeat(Math.min(40, pad - 40 * i))), list: Array.from({ length: 400 }, (_, i) => mk(i)) };
+    const a = js.serialize(doc); let b; try { b = rs.serialize(doc); } catch (e) { b = e.message; }
+    process.stdout.write(JSON.stringify(Buffer.isBuffer(b) && a.equals(b)));`;
+  for (let pad = 0; pad <= 448; pad += 16) {
+    const r = spawnSync(process.execPath, ['-e', script, String(pad)], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 60000 });
+    assert.strictEqual(r.status, 0, r.stderr);
+    assert.strictEqual(r.stdout, 'true', `pad ${pad}`);
   }
 });
 

@@ -34,7 +34,8 @@ function register(slot, buffer) {
  * One encode tape and its write positions. The type writers (types.js) write
  * at `opi` / `ni` / `bi` / `ai`; the walk checks `hasRoom()` once per element
  * (an element writes at most 1 op, 2 number slots and 64 bytes, or grows the
- * bytes tape itself with `reserveBytes`).
+ * bytes tape itself with `reserveBytes`, and then whoever counted its room
+ * with room() counts it again).
  */
 class Tape {
   constructor(level) {

@@ -39,6 +39,7 @@ module.exports = Object.freeze({
   // from 64 bytes up: 100 binaries of 64 B to 8 KiB each took 1.2-1.4x
   // js-bson's time when copied up to 8 KiB.
   COPY_BINARY_MAX: 48,
+  SET_BINARY_MAX: 256, // (and whole typed arrays up to this size, with TypedArray#set: types.js copiesToTape)
   SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
   CHUNK: 8192, // max string/byte args per native call
   ARG0: 3, // args[0..2] = first, opsLen, outOffset; string/byte args start here

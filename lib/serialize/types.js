@@ -17,7 +17,7 @@ const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
-const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SET_BINARY_MAX, SHORT_STRING_BYTES } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
@@ -242,12 +242,8 @@ function writeUint8Array(t, w, key, value) {
   t.i32[t.ni * 2] = size;
   t.i32[t.ni * 2 + 1] = 0;
   t.ni++;
-  if (size <= COPY_BINARY_MAX && ArrayBuffer.isView(value) && size <= value.byteLength) {
-    // copied now (js-bson copies at this point: a later getter's change is not seen)
-    t.ops[t.opi - 1] = (t.ops[t.opi - 1] & ~0xff) | BINARY_BYTES;
-    t.reserveBytes(size);
-    copyBytes(t.u8, t.bi, value, size);
-    t.bi += size;
+  if (ArrayBuffer.isView(value) && copiesToTape(size, typedArrayByteLength.call(value))) {
+    copyToTape(t, t.opi - 1, value, size);
   } else {
     t.args[t.ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
     t.ext += size;
@@ -392,15 +388,10 @@ function createTypes(bson, layout) {
       ArrayBuffer.isView(data) &&
       typeof size === 'number' &&
       size >= 0 &&
-      size <= COPY_BINARY_MAX &&
       (size | 0) === size &&
-      size <= typedArrayByteLength.call(data)
+      copiesToTape(size, typedArrayByteLength.call(data))
     ) {
-      // copied now, as js-bson does (a later getter's change is not seen)
-      t.ops[opOfBinary] = (t.ops[opOfBinary] & ~0xff) | BINARY_BYTES;
-      t.reserveBytes(size);
-      copyBytes(t.u8, t.bi, data, size);
-      t.bi += size;
+      copyToTape(t, opOfBinary, data, size);
     } else {
       // large data: by reference; position past the data (zeros follow) or unusual data: a copy
       t.args[t.ai++] =
@@ -502,6 +493,26 @@ function createTypes(bson, layout) {
     writeBSONRegExp,
     writeMinMaxKey
   };
+}
+
+/**
+ * Whether `size` bytes of binary data from a Uint8Array of `byteLength`
+ * bytes are copied to the bytes tape now (js-bson copies them at this point,
+ * so a later getter's change is not seen): up to COPY_BINARY_MAX bytes one by
+ * one, the whole array up to SET_BINARY_MAX bytes with one TypedArray#set.
+ * Longer data, and a part of a longer array, go by reference (README: differences).
+ */
+function copiesToTape(size, byteLength) {
+  return size <= COPY_BINARY_MAX ? size <= byteLength : size <= SET_BINARY_MAX && size === byteLength;
+}
+
+/** Copies the data copiesToTape accepted to the bytes tape; the op at t.ops[at] becomes BINARY_BYTES. */
+function copyToTape(t, at, data, size) {
+  t.ops[at] = (t.ops[at] & ~0xff) | BINARY_BYTES;
+  t.reserveBytes(size);
+  if (size <= COPY_BINARY_MAX) copyBytes(t.u8, t.bi, data, size);
+  else t.u8.set(data, t.bi);
+  t.bi += size;
 }
 
 /** Copies the first `n` (at most COPY_BINARY_MAX) bytes of the Uint8Array `src` into `u8` at `at`. */

@@ -31,7 +31,7 @@ const HAND_PLAIN = 2; // hands over an element it does not take
 const HAND_TOBSON = 3; // ... whose toBSON it read (a function)
 const HAND_NO_TOBSON = 4; // ... whose toBSON it read (not a function)
 const HAND_PRE = 5; // ... with what `pre` says was read
-const HAND_ROOM = 6; // written past an element's room (no writer does while COPY_BINARY_MAX <= ELEMENT_VALUE_BYTES): the lane counts its room again
+const HAND_ROOM = 6; // written past an element's room (binary data over ELEMENT_VALUE_BYTES: types.js copiesToTape): the lane counts its room again
 const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
@@ -677,6 +677,7 @@ function createWalk(bson, layout) {
     enterDocument,
     handOne,
     roomNow,
+    ELEMENT_VALUE_BYTES,
     tagByChain: layout.tagReadByChain
   });
 

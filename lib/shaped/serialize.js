@@ -72,13 +72,15 @@ const PARAMS = [
   'enterDocument',
   'handOne',
   'roomNow',
+  'ELEMENT_VALUE_BYTES',
   'node'
 ];
 
 /**
  * The elements from..to of a key list: per key, a room check, the value read, then the
  * element written or passed on. After a call that may write any number of
- * elements (enterDocument, handOne) the room is asked again. (Each toBSON
+ * elements (enterDocument, handOne), or a binary's data past an element's
+ * room (ELEMENT_VALUE_BYTES), the room is asked again. (Each toBSON
  * read of a primitive is from an assignment, so that it has an inline cache
  * of its own: see serialize/walk.js's arrayLane.)
  */
@@ -119,7 +121,9 @@ else if (v._bsontype == null) {
   }
 } else {
   ${tagRead}
+  bi = t.bi;
   if (!writeTagged(t, ${w}, ${key}, v, tag)) ${hand('HAND_PRE', 'PRE_TAG', 'tag')}
+  else if (t.bi - bi > ELEMENT_VALUE_BYTES) room = roomNow(t);
 }
 `;
   }
@@ -137,7 +141,7 @@ function bodySource(keys, tagByChain) {
     const name = 'chunk' + chunks.length;
     chunks.push(name);
     src += `const ${name} = function shapeBody(walker, t, o, depth, ck, iu, sf) {
-let room = roomNow(t), v, num, str, bool, tag;
+let room = roomNow(t), v, num, str, bool, tag, bi;
 ${chunkSource(keys, from, Math.min(keys.length, from + CHUNK_KEYS), tagByChain)}};
 `;
   }

@@ -10,6 +10,10 @@ use super::ops::*;
 use super::out::{index_table, Out};
 use super::{bad, long_from_number, op, values, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN};
 
+/// Binaries on the bytes tape up to this length take the fast path (the
+/// walk copies data up to 1 KiB there; a longer length is left to run_inner).
+const LONG_BYTES_MAX: usize = 64 * 1024;
+
 /// Staged keys up to this length take the fast path (type, key, NUL and the
 /// largest fast value fit FAST_ROOM; the walk stages keys of up to 64 bytes).
 const STAGED_KEY_MAX: usize = 64;
@@ -143,7 +147,7 @@ pub(super) fn fast_run(
         let len = i32::from_le_bytes([num[0], num[1], num[2], num[3]]);
         let subtype = i32::from_le_bytes([num[4], num[5], num[6], num[7]]);
         let Ok(n) = usize::try_from(len) else { break Ok(()) };
-        if n > SHORT_BYTES {
+        if n > LONG_BYTES_MAX {
           break Ok(());
         }
         let Some(src) = bytes.get(b_i..b_i + n) else { break Ok(()) };
@@ -155,7 +159,14 @@ pub(super) fn fast_run(
           w[p..p + 4].copy_from_slice(&len.to_le_bytes());
           p += 4;
         }
-        w[p..p + n].copy_from_slice(src);
+        if n <= SHORT_BYTES {
+          w[p..p + n].copy_from_slice(src);
+        } else if let Some(d) = buf.get_mut(pos + p..pos + p + n) {
+          // (data past the window goes straight to the output; where the output
+          // is too short, pos still counts it and the document's END overflows,
+          // so the pass ends TooSmall as on the general path)
+          d.copy_from_slice(src);
+        }
         p += n;
         b_i += n;
       }

@@ -190,7 +190,7 @@ fn binaries_from_the_bytes_tape() {
   // lengths around the fast path's limit, the old byte-array subtype, under a key and in an array
   let mut e = Encoder::new();
   e.define_key(0, b"b").unwrap();
-  for len in [0usize, 1, 16, 47, 48, 49, 100] {
+  for len in [0usize, 1, 16, 47, 48, 49, 100, 300, 2000, 65536, 65537] {
     for sub in [0x104i32, 2, 0x100] {
       let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
       let ops = [w(op::BINARY_BYTES, 1), w(op::ARRAY, 1), op::BINARY_BYTES, op::BINARY_BYTES, op::END, op::END];
@@ -212,6 +212,14 @@ fn binaries_from_the_bytes_tape() {
       let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
       assert_eq!(got, expect, "len {len} subtype {sub:#x}");
     }
+  }
+  // a long one as the last element of an output too small for it (but with room for the fast path's window)
+  for size in [200usize, 1000, 2010] {
+    let data = vec![7u8; 2000];
+    let nums = [2000i32.to_le_bytes(), 0x100i32.to_le_bytes()].concat();
+    let got = run_sized(&mut e, &[w(op::BINARY_BYTES, 1), op::END], &nums, &data, &[], 4, size).unwrap();
+    let expect: Vec<u8> = [&2013u32.to_le_bytes()[..], &[5, b'b', 0], &2000u32.to_le_bytes(), &[0], &data, &[0]].concat();
+    assert_eq!(got, expect, "output of {size}");
   }
   // a length the bytes tape does not hold, or a negative one, is an error on both paths
   for (len, bytes) in [(16i32, vec![0u8; 15]), (-1, vec![0u8; 16])] {
