@@ -191,6 +191,13 @@ function buildDocuments(bson, { only = null } = {}) {
     });
   }
 
+  // BENCH_DOCUMENTS: a module of your own documents, `(bson) => ({ name: document })`,
+  // timed after these (run.js counts such a run as partial: results.partial.json).
+  if (process.env.BENCH_DOCUMENTS) {
+    const own = require(path.resolve(process.env.BENCH_DOCUMENTS))(bson);
+    for (const [name, doc] of Object.entries(own)) add(name, `${name} (BENCH_DOCUMENTS)`, doc);
+  }
+
   return docs;
 }
 

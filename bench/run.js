@@ -29,6 +29,7 @@
 //   BENCH_AA      1 = A/A run: js-bson in both slots (the harness's noise floor)
 //   BENCH_FRESH   0 skips the fresh-process pass (same as --no-fresh)
 //   BENCH_FRESH_ROUNDS  rounds in each fresh process (default 5)
+//   BENCH_DOCUMENTS  a module exporting (bson) => ({ name: document }): your own documents, added to the set
 //
 // Options: --quick (3 rounds x 20 ms, 2 fresh rounds, one memory run each;
 // writes bench/results.partial.json unless BENCH_OUT says otherwise),
@@ -111,7 +112,7 @@ SETTINGS.warmupMs = Math.min(60, Math.max(20, SETTINGS.timeMs / 2));
 // A partial run (filter, operations or A/A) does not overwrite the committed
 // full results unless BENCH_OUT says so. The chart and markdown go next to the
 // results file: results<X>.json -> ratios<X>.svg, results<X>.md.
-const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1' || QUICK);
+const PARTIAL = Boolean(SETTINGS.filter || SETTINGS.ops || env.BENCH_AA === '1' || env.BENCH_DOCUMENTS || QUICK);
 const OUT = env.BENCH_OUT
   ? path.resolve(env.BENCH_OUT)
   : path.join(__dirname, PARTIAL ? 'results.partial.json' : 'results.json');
