@@ -1,7 +1,8 @@
 //! The fast path: runs of fixed-size elements (numbers, dates, booleans,
-//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings and binaries from
-//! the bytes tape) whose keys come from the key table or are array indices,
-//! written into a window of `FAST_ROOM` bytes while the output has room for it.
+//! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings, regular
+//! expressions and binaries from the bytes tape) whose keys come from the key
+//! table or are array indices, written into a window of `FAST_ROOM` bytes
+//! while the output has room for it.
 //! Each arm writes the same bytes as the kind's arm in `run_inner`
 //! (the tests run every tape with a small and a roomy output and compare).
 //! Calls `ops`, `out`.
@@ -141,6 +142,24 @@ pub(super) fn fast_run(
         w[p + n] = 0;
         p += n + 1;
         b_i += n;
+      }
+      K_REGB => {
+        // (as values::regex_bytes; a longer one, or one with a NUL, goes to run_inner)
+        let np = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+        let no = u32::from_le_bytes([num[4], num[5], num[6], num[7]]) as usize;
+        if np > SHORT_BYTES || no > SHORT_BYTES - np {
+          break Ok(());
+        }
+        let Some(src) = bytes.get(b_i..b_i + np + no) else { break Ok(()) };
+        if src.contains(&0) {
+          break Ok(());
+        }
+        w[p..p + np].copy_from_slice(&src[..np]);
+        w[p + np] = 0;
+        w[p + np + 1..p + np + 1 + no].copy_from_slice(&src[np..]);
+        w[p + np + 1 + no] = 0;
+        p += np + no + 2;
+        b_i += np + no;
       }
       K_BINB => {
         // (as values::binary_bytes; a longer or malformed one goes to run_inner)

@@ -45,7 +45,7 @@ pub(super) struct OpInfo {
 }
 
 const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
-  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB);
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB | K_REGB);
   OpInfo { fast, kind, type_byte, strings, slot }
 }
 

@@ -247,7 +247,8 @@ fn regex_from_the_bytes_tape() {
   // under a key and in an array, empty parts, after an INT32 on the fast path
   let mut e = Encoder::new();
   e.define_key(0, b"r").unwrap();
-  for (pattern, options) in [(&b"^a1"[..], &b"i"[..]), (b"", b""), (b"x.*y", b"ims")] {
+  let (p45, p47) = (vec![b'p'; 45], vec![b'q'; 47]);
+  for (pattern, options) in [(&b"^a1"[..], &b"i"[..]), (b"", b""), (b"x.*y", b"ims"), (&p45[..], b"ims"), (&p47[..], b"im")] {
     let ops = [w(op::REGEX_BYTES, 1), w(op::ARRAY, 1), op::INT32, op::REGEX_BYTES, op::END, op::END];
     let lens = [(pattern.len() as i32).to_le_bytes(), (options.len() as i32).to_le_bytes()].concat();
     let nums = [&lens[..], &[7, 0, 0, 0, 0, 0, 0, 0], &lens].concat();
