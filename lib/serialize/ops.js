@@ -32,14 +32,16 @@ module.exports = Object.freeze({
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 
-  // Binary data up to this size (an element's room) is copied into the bytes
-  // tape when the walk reaches it (as js-bson does); larger data is passed by
-  // reference and read by Rust after the walk (README: differences). A copy
-  // in JS and another by Rust cost more than the reference's Node-API calls
-  // from 64 bytes up: 100 binaries of 64 B to 8 KiB each took 1.2-1.4x
-  // js-bson's time when copied up to 8 KiB.
+  // Binary data up to COPY_BINARY_MAX (an element's room) is copied into the
+  // bytes tape byte by byte when the walk reaches it (as js-bson copies it),
+  // and whole typed arrays up to SET_BINARY_MAX with one TypedArray#set
+  // (types.js copiesToTape); other data is passed by reference and read by
+  // Rust after the walk (README: differences). From 512 bytes up the copy
+  // onto the tape and the second one by Rust cost more than the reference's
+  // Node-API call (200 binaries of 512 B to 8 KiB: 0.67-0.82x js-bson's
+  // speed copied, 0.74-1.05x by reference).
   COPY_BINARY_MAX: 48,
-  SET_BINARY_MAX: 256, // (and whole typed arrays up to this size, with TypedArray#set: types.js copiesToTape)
+  SET_BINARY_MAX: 256,
   SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
   CHUNK: 8192, // max string/byte args per native call
   ARG0: 3, // args[0..2] = first, opsLen, outOffset; string/byte args start here

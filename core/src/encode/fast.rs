@@ -12,7 +12,8 @@ use super::out::{index_table, Out};
 use super::{bad, long_from_number, op, values, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN};
 
 /// Binaries on the bytes tape up to this length take the fast path (the
-/// walk copies data up to 1 KiB there; a longer length is left to run_inner).
+/// walk copies whole arrays of up to 256 bytes there; a longer length is left
+/// to run_inner).
 const LONG_BYTES_MAX: usize = 64 * 1024;
 
 /// Staged keys up to this length take the fast path (type, key, NUL and the
