@@ -19,6 +19,8 @@ const POOL_NAMES = ['newkeys_userid', 'newkeys_set', 'newkeys_buckets'];
 // mulberry32, the same seeded generator the tests use.
 const { mulberry32: prng } = require('../test/support/prng');
 
+let buildingOwn = false; // a BENCH_DOCUMENTS module is being called
+
 function buildDocuments(bson, { only = null } = {}) {
   // only: a predicate on document names; the costly pools are built only for the selected names.
   const wanted = (name) => !only || only(name);
@@ -193,9 +195,15 @@ function buildDocuments(bson, { only = null } = {}) {
 
   // BENCH_DOCUMENTS: a module of your own documents, `(bson) => ({ name: document })`,
   // timed after these (run.js counts such a run as partial: results.partial.json).
-  if (process.env.BENCH_DOCUMENTS) {
-    const own = require(path.resolve(process.env.BENCH_DOCUMENTS))(bson);
-    for (const [name, doc] of Object.entries(own)) add(name, `${name} (BENCH_DOCUMENTS)`, doc);
+  // (not again for a buildDocuments call inside that module)
+  if (process.env.BENCH_DOCUMENTS && !buildingOwn) {
+    buildingOwn = true;
+    try {
+      const own = require(path.resolve(process.env.BENCH_DOCUMENTS))(bson);
+      for (const [name, doc] of Object.entries(own)) add(name, `${name} (BENCH_DOCUMENTS)`, doc);
+    } finally {
+      buildingOwn = false;
+    }
   }
 
   return docs;

@@ -829,6 +829,8 @@ test('objects in arrays (lane hand-over): same trap sequence as js-bson for prox
     [1, 2],
     new Map([['m', 1]]),
     new Code('c'),
+    new Code('cs', { s: 1, n: { d: [2] } }),
+    new Code('ca', [1, { x: 2 }]),
     new MinKey(),
     new MaxKey(),
     new Binary(Buffer.from('bin'), 2),
@@ -868,6 +870,15 @@ test('objects in arrays (lane hand-over): same trap sequence as js-bson for prox
   same({ a: [sub, sub], b: sub });
   same({ a: [{ _bsontype: 'ObjectId' }] });
   same({ a: [{ _bsontype: 'Foo', [Symbol.for('@@mdb.bson.version')]: 7 }] });
+  // Code values in the lane: with and without a scope, a scope holding arrays of Codes, a circular scope
+  const scope = { v: 1 };
+  same({ a: Array.from({ length: 300 }, (_, i) => (i % 5 ? new Code('c' + i) : new Code('s' + i, i % 2 ? scope : { i, list: [new Code('in'), new Code('in2', { z: [i] })] }))) });
+  same({ a: [new Code('x', null), new Code('y', 'not an object'), new Code('z', {}), 7] });
+  const circular = { c: null };
+  circular.c = [new Code('loop', circular)];
+  same(circular);
+  const viaGetter = { get k() { return [new Code('again', viaGetter)]; } }; // (a new array each time, the same scope)
+  same(viaGetter);
 });
 
 test('sizes of long strings that are not Latin-1 (measured natively) and of those that look Latin-1', () => {
