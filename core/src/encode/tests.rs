@@ -137,6 +137,29 @@ fn keys_on_the_bytes_tape() {
 }
 
 #[test]
+fn staged_keys_of_every_length_read_as_words() {
+  // The fast path reads staged keys in whole 8-byte words: the bytes past a
+  // key (zeros here, as a fresh tape has) are not a NUL, a NUL inside it is,
+  // and a key whose last word runs past the tape is written all the same.
+  let mut e = Encoder::new();
+  let kb = |n: usize| ((KEY_BYTES | n) as u32) << 8;
+  for n in 1..=64usize {
+    let key: Vec<u8> = (0..n).map(|j| b'a' + (j % 26) as u8).collect();
+    let expect: Vec<u8> = [&((4 + 1 + n + 1 + 4 + 1) as i32).to_le_bytes()[..], &[0x10], &key, &[0], &9i32.to_le_bytes(), &[0]].concat();
+    let nums = [9i32.to_le_bytes(), [0; 4]].concat();
+    for slack in [0usize, 3, 64] {
+      let tape = [key.clone(), vec![0; slack]].concat();
+      assert_eq!(run_all(&mut e, &[op::INT32 | kb(n), op::END], &nums, &tape, &[], 8).unwrap(), expect, "n {n} slack {slack}");
+      for at in 0..n {
+        let mut bad_key = tape.clone();
+        bad_key[at] = 0;
+        assert!(run_all(&mut e, &[op::INT32 | kb(n), op::END], &nums, &bad_key, &[], 8).is_err(), "n {n} NUL at {at}");
+      }
+    }
+  }
+}
+
+#[test]
 fn arrays_skip_and_nested() {
   let mut e = Encoder::new();
   // {x: [true, <skip>, null, {}]}
