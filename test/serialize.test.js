@@ -204,6 +204,56 @@ test('Code and BSONSymbol strings on the bytes tape and as string args: lengths 
   same({ list: Array.from({ length: 5000 }, (_, i) => (i % 2 ? new Code('f' + i) : new BSONSymbol('s'.repeat(i % 50)))) });
 });
 
+test('short strings of a large document go into one rope: lengths around the bounds, every script, among other args, across native chunks, nested calls', () => {
+  // Past ROPE_AFTER bytes of tape, strings of ROPE_MIN to SHORT_STRING_BYTES
+  // units are pieces of one rope argument that Rust cuts by length (types.js
+  // putRopePiece); shorter ones stay on the bytes tape, longer ones are args.
+  const { addon } = require('../lib/native');
+  const { ROPE_MIN, ROPE_AFTER, SHORT_STRING_BYTES } = require('../lib/serialize/ops');
+  const { encode } = addon;
+  const marks = ['rope-mark-0', 'rope-mark-1'].map((m) => m.padEnd(ROPE_MIN, '.'));
+  let ropes = 0;
+  addon.encode = function (...args) {
+    for (const a of args) if (typeof a === 'string' && a.includes(marks[0] + marks[1])) ropes++;
+    return encode.apply(this, args);
+  };
+  try {
+    const texts = [];
+    for (const n of [ROPE_MIN - 1, ROPE_MIN, ROPE_MIN + 1, SHORT_STRING_BYTES - 1, SHORT_STRING_BYTES, SHORT_STRING_BYTES + 1]) {
+      texts.push('a'.repeat(n), 'é'.repeat(n), '日'.repeat(n), ('x😀').repeat(n).slice(0, n), 'a\u0000b'.padEnd(n, 'c'));
+      // lone surrogates at a piece's ends: its neighbours must not pair with them
+      texts.push('\udc00'.padEnd(n, 'y'), 'z'.repeat(n - 1) + '\ud83d', '\ude00' + 'w'.repeat(n - 1));
+    }
+    const pad = Array.from({ length: Math.ceil(ROPE_AFTER / 10) + 1 }, (_, i) => 'pad' + String(i).padStart(7, '0')); // 10 bytes each, on the tape
+    ropes = 0;
+    same({ pad, marks, texts });
+    assert.ok(ropes > 0, 'the rope was not used');
+    // under keys of every kind (cached, new, non-ASCII and so sent as args, Map keys), among long strings and binaries
+    const big = new Binary(Buffer.alloc(4096, 7));
+    same({ pad, ...Object.fromEntries(texts.map((t, i) => ['k' + i, t])), long: 'L'.repeat(100), big });
+    same({ pad, ...Object.fromEntries(texts.map((t, i) => [`fresh_${i}_${Date.now()}_é`, t])) });
+    same({ pad, m: new Map(texts.map((t, i) => ['m' + i, t])), after: ['é'.repeat(60), big, ...texts] });
+    // a document of the same shape, again and again (compiled frames), and after it one with fewer pieces
+    const order = (i) => ({ _id: i, name: 'customer name ' + i, email: `user${i}@example.com`, city: 'Springfield' + i, tags: ['tag-number-' + i, 'x'] });
+    for (let k = 0; k < 6; k++) same({ orders: Array.from({ length: 40 - k * 5 }, (_, i) => order(i + k)) });
+    // more args than one native call takes: the rope's first piece comes before, among and after chunk edges
+    for (const before of [0, 8190, 9000]) {
+      same({ args: Array.from({ length: before }, (_, i) => 'é' + i), pad, texts, more: Array.from({ length: 9000 }, (_, i) => i % 2 ? 'ö' + i : 'piece-of-rope-' + i) });
+    }
+    // a nested serialize inside a document with a rope has a rope of its own
+    const inner = { pad, texts: texts.slice().reverse() };
+    const doc = { pad, texts, nested: { toBSON: () => ({ bytes: rs.serialize(inner) }) }, after: texts };
+    const plain = { pad, texts, nested: { bytes: js.serialize(inner) }, after: texts };
+    assert.strictEqual(hex(rs.serialize(doc)), hex(js.serialize(plain)));
+    // into a caller's buffer
+    const target = Buffer.alloc(200000);
+    const end = rs.serializeWithBufferAndIndex({ pad, texts }, target, { index: 10 });
+    assert.strictEqual(hex(target.subarray(10, end + 1)), hex(js.serialize({ pad, texts })));
+  } finally {
+    addon.encode = encode;
+  }
+});
+
 test('a document of many binaries written into a buffer of its own in one native pass', () => {
   // (its size is estimated with room for each element's header: one pass, not a second into a second buffer)
   const { addon } = require('../lib/native');

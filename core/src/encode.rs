@@ -83,6 +83,11 @@ pub mod op {
   pub const STRING_UTF16: u32 = 0x26;
   pub const CODE_BYTES: u32 = 0x27;
   pub const SYMBOL_BYTES: u32 = 0x28;
+  /// A string that is the next piece of the document's rope (see
+  /// `Encoder::rope`); the slot holds its length in UTF-16 code units.
+  /// ROPE_FIRST is the first piece and takes the rope itself as its string argument.
+  pub const STRING_ROPE_FIRST: u32 = 0x29;
+  pub const STRING_ROPE: u32 = 0x2A;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -99,6 +104,9 @@ pub enum Step {
 }
 
 const NO_CWS: usize = usize::MAX;
+
+/// Rope units kept allocated between documents (256 KiB).
+const KEEP_ROPE_UNITS: usize = 1 << 17;
 
 #[derive(Clone, Copy)]
 struct Frame {
@@ -120,6 +128,8 @@ struct Cursor {
   arg: usize,
   pos: usize,
   overflow: bool,
+  /// next unit of `Encoder::rope`
+  rope_pos: usize,
   frames: Vec<Frame>,
 }
 
@@ -133,6 +143,13 @@ pub struct Encoder {
   keys: Vec<KeyEntry>,
   cur: Cursor,
   carry: Vec<OwnedArg>,
+  /// The document's rope: its short strings concatenated by the walk into
+  /// one string argument, read once (op STRING_ROPE_FIRST) and cut into
+  /// pieces by length (op STRING_ROPE) instead of copied character by
+  /// character in JS.
+  rope: Vec<u16>,
+  /// (scratch for a rope carried over as UTF-8)
+  rope_utf8: Vec<u8>,
 }
 
 impl Default for Encoder {
@@ -160,8 +177,10 @@ impl Encoder {
   pub fn new() -> Self {
     Encoder {
       keys: Vec::new(),
-      cur: Cursor { active: false, op: 0, num: 0, byte: 0, arg: 0, pos: 0, overflow: false, frames: Vec::new() },
+      cur: Cursor { active: false, op: 0, num: 0, byte: 0, arg: 0, pos: 0, overflow: false, rope_pos: 0, frames: Vec::new() },
       carry: Vec::new(),
+      rope: Vec::new(),
+      rope_utf8: Vec::new(),
     }
   }
 
@@ -192,7 +211,9 @@ impl Encoder {
     c.arg = 0;
     c.pos = 4;
     c.overflow = false;
+    c.rope_pos = 0;
     c.frames.clear();
+    self.rope.clear();
     c.frames.push(Frame { start: 0, cws: NO_CWS, array: false, index: 0 });
     self.carry.clear();
   }
@@ -206,6 +227,9 @@ impl Encoder {
     }
     self.carry.clear();
     self.carry.shrink_to(8);
+    self.rope.clear();
+    self.rope.shrink_to(KEEP_ROPE_UNITS);
+    self.rope_utf8 = Vec::new();
   }
 
   /// Runs the tape as far as the given arguments allow.
@@ -253,6 +277,8 @@ impl Encoder {
     args: &mut A,
   ) -> Result<Step, String> {
     let keys = &self.keys;
+    let rope = &mut self.rope;
+    let rope_utf8 = &mut self.rope_utf8;
     let c = &mut self.cur;
     let nargs = args.count();
     let mut out = Out { buf, pos: c.pos, overflow: c.overflow };
@@ -260,6 +286,7 @@ impl Encoder {
     let mut ni = c.num;
     let mut bi = c.byte;
     let mut oi = c.op;
+    let mut rope_pos = c.rope_pos;
     let frames = &mut c.frames;
     loop {
       let Some(&word) = ops.get(oi) else {
@@ -298,7 +325,7 @@ impl Encoder {
       // or are array indices, while there is room for whole elements.
       if info.fast && out.room(FAST_ROOM) {
         let before = oi;
-        fast_run(&mut out, ops, &mut oi, nums, &mut ni, bytes, &mut bi, frame, keys)?;
+        fast_run(&mut out, ops, &mut oi, nums, &mut ni, bytes, &mut bi, (rope, &mut rope_pos), frame, keys)?;
         if oi != before {
           continue;
         }
@@ -312,6 +339,7 @@ impl Encoder {
         c.arg = ai;
         c.pos = out.pos;
         c.overflow = out.overflow;
+        c.rope_pos = rope_pos;
         return Ok(Step::NeedMore);
       }
       let num: [u8; 8] = if info.slot {
@@ -351,6 +379,13 @@ impl Encoder {
         K_STRB => values::string_bytes(&mut out, num, bytes, &mut bi)?,
         K_STR => values::string(&mut out, args, &mut ai, false)?,
         K_STRW => values::string(&mut out, args, &mut ai, true)?,
+        K_STRR => {
+          if code as u32 == op::STRING_ROPE_FIRST {
+            values::read_rope(rope, rope_utf8, args, ai)?;
+            ai += 1;
+          }
+          values::rope_piece(&mut out, num, rope, &mut rope_pos)?
+        }
         K_REGEX => values::regex(&mut out, args, &mut ai)?,
         K_REGB => values::regex_bytes(&mut out, num, bytes, &mut bi)?,
         K_BINARY => values::binary(&mut out, num, args, &mut ai)?,

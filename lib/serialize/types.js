@@ -18,6 +18,7 @@ const { addon } = require('../native');
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
 const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SET_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
@@ -141,6 +142,10 @@ function writeString(t, w, key, value) {
     putStringArg(t, value);
     return;
   }
+  if (n >= ROPE_MIN && (t.ropeAt >= 0 || t.bi >= ROPE_AFTER)) {
+    putRopePiece(t, w, key, value);
+    return;
+  }
   const at = t.opi;
   // (first: an inline key's bytes go before the string's)
   putOp(t, STRING_BYTES, w, key);
@@ -153,6 +158,30 @@ function writeString(t, w, key, value) {
     t.ops[at] = (t.ops[at] & ~0xff) | (c >= 0x800 && (c & 0xf800) !== 0xd800 ? TWO_BYTE_STRING : STRING);
     putStringArg(t, value);
   }
+}
+
+/**
+ * A short string of at least ROPE_MIN characters in a document past
+ * ROPE_AFTER bytes of tape: a piece of the document's rope, its length in the
+ * next number slot. runNative joins the pieces into one string arg (whose
+ * slot the first piece reserves); Rust reads it once and cuts it into pieces
+ * (op STRING_ROPE_FIRST, then STRING_ROPE), writing each one's UTF-16 as
+ * UTF-8, so no character is copied or checked here (3-4 ns a character in
+ * putShortString; a piece costs about as much as 12).
+ */
+function putRopePiece(t, w, key, value) {
+  const n = value.length;
+  if (t.ropeAt < 0) {
+    putOp(t, STRING_ROPE_FIRST, w, key);
+    t.ropeAt = t.ai++;
+  } else {
+    putOp(t, STRING_ROPE, w, key);
+  }
+  t.pieces[t.np++] = value;
+  t.i32[t.ni * 2] = n;
+  t.ni++;
+  t.ext += n;
+  t.strExt += n;
 }
 
 /**

@@ -57,6 +57,7 @@ pub(super) fn fast_run(
   ni: &mut usize,
   bytes: &[u8],
   bi: &mut usize,
+  (rope, rope_pos): (&[u16], &mut usize),
   frame: &mut Frame,
   keys: &[KeyEntry],
 ) -> Result<(), String> {
@@ -66,7 +67,7 @@ pub(super) fn fast_run(
   let mut index = frame.index;
   let table = index_table();
   // cursors in locals (written back at the end, also on error: the caller resets then)
-  let (mut o, mut n_i, mut b_i) = (*oi, *ni, *bi);
+  let (mut o, mut n_i, mut b_i, mut r_i) = (*oi, *ni, *bi, *rope_pos);
   let result = loop {
     let Some(&word) = ops.get(o) else { break Ok(()) };
     // Tightest path: numbers in arrays (type + index + NUL in one store, then the value).
@@ -118,6 +119,9 @@ pub(super) fn fast_run(
       Err(_) => break Ok(()),
     };
     let mut p;
+    // (this element's bytes-tape cursor, committed with it: an arm that
+    // leaves the element to run_inner must leave the key's bytes too)
+    let mut vb = b_i;
     if array {
       let Some(&digits) = table.get(index as usize) else { break Ok(()) };
       let len = 8 - (digits.leading_zeros() / 8) as usize;
@@ -130,12 +134,12 @@ pub(super) fn fast_run(
         // a key staged on the bytes tape (keys new on every call: 12 of the
         // 14 elements of newkeys_buckets); a bad one is left to run_inner
         let n = key_ref & KEY_BYTES_LEN;
-        if n > STAGED_KEY_MAX || !put_staged_key(w, bytes, b_i, n) {
+        if n > STAGED_KEY_MAX || !put_staged_key(w, bytes, vb, n) {
           break Ok(());
         }
         w[1 + n] = 0;
         p = 2 + n;
-        b_i += n;
+        vb += n;
       } else {
         let Some(Some((words, len))) = keys.get(key_ref.wrapping_sub(1)) else { break Ok(()) };
         if words.len() > 5 {
@@ -161,7 +165,7 @@ pub(super) fn fast_run(
       K_STRB => {
         let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
         // whole words from the bytes tape (the tail past n is overwritten later)
-        let Some(src) = (if n <= SHORT_BYTES { bytes.get(b_i..b_i + SHORT_BYTES) } else { None }) else { break Ok(()) };
+        let Some(src) = (if n <= SHORT_BYTES { bytes.get(vb..vb + SHORT_BYTES) } else { None }) else { break Ok(()) };
         w[p..p + 4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
         p += 4;
         for (i, chunk) in src.chunks_exact(8).enumerate() {
@@ -169,7 +173,23 @@ pub(super) fn fast_run(
         }
         w[p + n] = 0;
         p += n + 1;
-        b_i += n;
+        vb += n;
+      }
+      K_STRR => {
+        // (as values::rope_piece, for a short ASCII piece; others go to run_inner)
+        let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+        let Some(src) = (if n <= SHORT_BYTES { rope.get(r_i..r_i + n) } else { None }) else { break Ok(()) };
+        if src.iter().fold(0, |a, &u| a | u) >= 0x80 {
+          break Ok(());
+        }
+        w[p..p + 4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
+        p += 4;
+        for (d, &u) in w[p..p + n].iter_mut().zip(src) {
+          *d = u as u8;
+        }
+        w[p + n] = 0;
+        p += n + 1;
+        r_i += n;
       }
       K_REGB => {
         // (as values::regex_bytes; a longer one, or one with a NUL, goes to run_inner)
@@ -178,7 +198,7 @@ pub(super) fn fast_run(
         if np > SHORT_BYTES || no > SHORT_BYTES - np {
           break Ok(());
         }
-        let Some(src) = bytes.get(b_i..b_i + np + no) else { break Ok(()) };
+        let Some(src) = bytes.get(vb..vb + np + no) else { break Ok(()) };
         if src.contains(&0) {
           break Ok(());
         }
@@ -187,7 +207,7 @@ pub(super) fn fast_run(
         w[p + np + 1..p + np + 1 + no].copy_from_slice(&src[np..]);
         w[p + np + 1 + no] = 0;
         p += np + no + 2;
-        b_i += np + no;
+        vb += np + no;
       }
       K_BINB => {
         // (as values::binary_bytes; a longer or malformed one goes to run_inner)
@@ -197,7 +217,7 @@ pub(super) fn fast_run(
         if n > LONG_BYTES_MAX {
           break Ok(());
         }
-        let Some(src) = bytes.get(b_i..b_i + n) else { break Ok(()) };
+        let Some(src) = bytes.get(vb..vb + n) else { break Ok(()) };
         let old_byte_array = subtype == 2;
         w[p..p + 4].copy_from_slice(&(len + if old_byte_array { 4 } else { 0 }).to_le_bytes());
         w[p + 4] = subtype as u8;
@@ -215,7 +235,7 @@ pub(super) fn fast_run(
           d.copy_from_slice(src);
         }
         p += n;
-        b_i += n;
+        vb += n;
       }
       K_NUM8 => {
         w[p..p + 8].copy_from_slice(&num);
@@ -238,15 +258,15 @@ pub(super) fn fast_run(
         p += 1;
       }
       K_OID => {
-        let Some(b) = bytes.get(b_i..b_i + 12) else { break Err(bad("fixed bytes past the end")) };
+        let Some(b) = bytes.get(vb..vb + 12) else { break Err(bad("fixed bytes past the end")) };
         w[p..p + 12].copy_from_slice(b);
-        b_i += 12;
+        vb += 12;
         p += 12;
       }
       K_DEC => {
-        let Some(b) = bytes.get(b_i..b_i + 16) else { break Err(bad("fixed bytes past the end")) };
+        let Some(b) = bytes.get(vb..vb + 16) else { break Err(bad("fixed bytes past the end")) };
         w[p..p + 16].copy_from_slice(b);
-        b_i += 16;
+        vb += 16;
         p += 16;
       }
       K_OIDI => {
@@ -267,6 +287,7 @@ pub(super) fn fast_run(
     }
     pos += p;
     o += 1;
+    b_i = vb;
     if info.slot {
       n_i += 1;
     }
@@ -279,5 +300,6 @@ pub(super) fn fast_run(
   *oi = o;
   *ni = n_i;
   *bi = b_i;
+  *rope_pos = r_i;
   result
 }

@@ -25,6 +25,7 @@ pub(super) const K_OIDI: u8 = 17;
 pub(super) const K_BINB: u8 = 18;
 pub(super) const K_REGB: u8 = 19;
 pub(super) const K_STRW: u8 = 20;
+pub(super) const K_STRR: u8 = 21;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -45,7 +46,9 @@ pub(super) struct OpInfo {
 }
 
 const fn info(kind: u8, type_byte: u8, strings: u8, slot: bool) -> OpInfo {
-  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB | K_REGB);
+  // (STRING_ROPE_FIRST reads its argument on the general path)
+  let fast = matches!(kind, K_NUM8 | K_INT32 | K_DATE | K_FALSE | K_TRUE | K_NONE | K_OID | K_DEC | K_STRB | K_OIDI | K_BINB | K_REGB)
+    || (kind == K_STRR && strings == 0);
   OpInfo { fast, kind, type_byte, strings, slot }
 }
 
@@ -57,6 +60,8 @@ pub(super) static OPS: [OpInfo; 256] = {
   t[op::STRING as usize] = info(K_STR, 0x02, 1, false);
   t[op::STRING_BYTES as usize] = info(K_STRB, 0x02, 0, true);
   t[op::STRING_UTF16 as usize] = info(K_STRW, 0x02, 1, false);
+  t[op::STRING_ROPE_FIRST as usize] = info(K_STRR, 0x02, 1, true);
+  t[op::STRING_ROPE as usize] = info(K_STRR, 0x02, 0, true);
   t[op::DOC as usize] = info(K_DOC, 0x03, 0, false);
   t[op::ARRAY as usize] = info(K_DOC, 0x04, 0, false);
   t[op::BINARY as usize] = info(K_BINARY, 0x05, 1, true);

@@ -112,16 +112,21 @@ impl Out<'_> {
     let Some(units) = args.units(i)? else {
       return self.string(args, i);
     };
+    Ok(self.utf16(units))
+  }
+
+  /// Writes UTF-16 text as UTF-8 (`utf8::utf16_to_utf8`); returns its byte length.
+  pub(super) fn utf16(&mut self, units: &[u16]) -> usize {
     if !self.overflow {
       if let Some(n) = self.buf.get_mut(self.pos..).and_then(|dst| utf8::utf16_to_utf8(units, dst)) {
         self.pos = self.pos.saturating_add(n);
-        return Ok(n);
+        return n;
       }
       self.overflow = true;
     }
     let n = utf8::utf16_utf8_len(units);
     self.pos = self.pos.saturating_add(n);
-    Ok(n)
+    n
   }
 
   /// Writes an array index as decimal digits followed by NUL.

@@ -160,6 +160,68 @@ fn staged_keys_of_every_length_read_as_words() {
 }
 
 #[test]
+fn rope_pieces_are_strings_cut_by_length() {
+  // {a: piece 0, <inline "k">: piece 1, c: [piece 2, piece 3, piece 4]}: the
+  // rope is the first argument (the first piece reserves it), the inline
+  // key's the second; chunked, the key arrives in a later call than the rope.
+  let mut e = Encoder::new();
+  e.define_key(0, b"a").unwrap();
+  e.define_key(1, b"c").unwrap();
+  let pieces = ["abcdefghijklm", "\u{e9}t\u{e9}", "\u{65e5}\u{672c}", "", "x\u{1F600}y"];
+  let rope: String = pieces.concat();
+  let units = |p: &str| p.encode_utf16().count() as i32;
+  let ops = [w(op::STRING_ROPE_FIRST, 1), op::STRING_ROPE, w(op::ARRAY, 2), op::STRING_ROPE, op::STRING_ROPE, op::STRING_ROPE, op::END, op::END];
+  let nums: Vec<u8> = pieces.iter().flat_map(|p| [units(p).to_le_bytes(), [0; 4]].concat()).collect();
+  let string = |out: &mut Vec<u8>, key: &[u8], p: &str| {
+    out.push(2);
+    out.extend_from_slice(key);
+    out.push(0);
+    out.extend_from_slice(&((p.len() + 1) as i32).to_le_bytes());
+    out.extend_from_slice(p.as_bytes());
+    out.push(0);
+  };
+  let sized = |mut d: Vec<u8>| {
+    let n = d.len() as i32;
+    d[..4].copy_from_slice(&n.to_le_bytes());
+    d
+  };
+  let mut array = vec![0u8; 4];
+  for (i, p) in pieces[2..].iter().enumerate() {
+    string(&mut array, i.to_string().as_bytes(), p);
+  }
+  array.push(0);
+  let mut expect = vec![0u8; 4];
+  string(&mut expect, b"a", pieces[0]);
+  string(&mut expect, b"k", pieces[1]);
+  expect.extend_from_slice(b"\x04c\0");
+  expect.extend(sized(array));
+  expect.push(0);
+  let expect = sized(expect);
+  for chunk in 1..3 {
+    assert_eq!(run_all(&mut e, &ops, &nums, &[], &[s(&rope), s("k")], chunk).unwrap(), expect, "chunk {chunk}");
+  }
+  // the rope of an owned copy (UTF-8, read back as UTF-16): a character of
+  // two code units is two units long
+  let ops = [op::STRING_ROPE_FIRST | (1 << 8), op::STRING_ROPE | (1 << 8), op::END];
+  let nums = [[14i32.to_le_bytes(), [0; 4]].concat(), [3i32.to_le_bytes(), [0; 4]].concat()].concat();
+  let doc = run_all(&mut e, &ops, &nums, &[], &[s(&("x".repeat(13) + "\u{FFFD}\u{1F600}y"))], 8).unwrap();
+  assert_eq!(&doc[11..11 + 16], ["x".repeat(13).as_bytes(), "\u{FFFD}".as_bytes()].concat().as_slice());
+  assert_eq!(&doc[doc.len() - 7..doc.len() - 1], "\u{1F600}y\0".as_bytes());
+  // under keys on the bytes tape (with the slack a JS tape has, so the fast
+  // path takes them): a piece it leaves to run_inner (not ASCII) leaves its key there too
+  let kb = |n: u32| (KEY_BYTES as u32 | n) << 8;
+  let ops = [op::STRING_ROPE_FIRST | kb(2), op::STRING_ROPE | kb(3), op::STRING_ROPE | kb(1), op::END];
+  let nums = [[1i32.to_le_bytes(), [0; 4]].concat(), [2i32.to_le_bytes(), [0; 4]].concat(), [1i32.to_le_bytes(), [0; 4]].concat()].concat();
+  let doc = run_all(&mut e, &ops, &nums, &[&b"k1keyk"[..], &[0; 64]].concat(), &[s("a\u{e9}tb")], 8).unwrap();
+  let expect = sized([&[0, 0, 0, 0][..], b"\x02k1\0\x02\0\0\0a\0", b"\x02key\0\x04\0\0\0\xc3\xa9t\0", b"\x02k\0\x02\0\0\0b\0", &[0]].concat());
+  assert_eq!(doc, expect);
+  // a piece past the rope's end, or a rope piece without the rope: an error
+  let past = [20i32.to_le_bytes(), [0; 4]].concat();
+  assert!(run_all(&mut e, &[op::STRING_ROPE_FIRST | (1 << 8), op::END], &past, &[], &[s("short")], 8).is_err());
+  assert!(run_all(&mut e, &[op::STRING_ROPE | (1 << 8), op::END], &[1, 0, 0, 0, 0, 0, 0, 0], &[], &[], 8).is_err());
+}
+
+#[test]
 fn arrays_skip_and_nested() {
   let mut e = Encoder::new();
   // {x: [true, <skip>, null, {}]}

@@ -6,6 +6,7 @@
 //! Calls `out`, `args`.
 
 use super::args::ArgSource;
+use crate::utf8;
 use super::out::Out;
 use super::{bad, long_from_number, too_large, Frame, MAX_DOCUMENT_SIZE, NO_CWS};
 
@@ -116,6 +117,41 @@ pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mu
   *ai += 1;
   out.byte(0);
   let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
+  out.patch_i32(at, size as i32);
+  Ok(())
+}
+
+/// Reads the document's rope, string argument `i` (op STRING_ROPE_FIRST), into `rope`.
+pub(super) fn read_rope<A: ArgSource + ?Sized>(rope: &mut Vec<u16>, rope_utf8: &mut Vec<u8>, args: &mut A, i: usize) -> Result<(), String> {
+  if let Some(units) = args.units(i)? {
+    rope.clear();
+    rope.extend_from_slice(units);
+    return Ok(());
+  }
+  // (an owned copy, carried over from an earlier chunk: UTF-8, in which a
+  // lone surrogate is already U+FFFD, one unit as before)
+  let n = args.str_len(i)?;
+  rope_utf8.clear();
+  rope_utf8.resize(n, 0);
+  if args.write_str(i, rope_utf8)? != Some(n) {
+    return Err(bad("rope changed while encoding"));
+  }
+  utf8::to_utf16(rope_utf8, rope);
+  Ok(())
+}
+
+/// 0x02 string, the next piece of the rope (ops STRING_ROPE_FIRST,
+/// STRING_ROPE; the slot holds its length in code units): size, UTF-8, NUL.
+#[inline(always)]
+pub(super) fn rope_piece(out: &mut Out, num: [u8; 8], rope: &[u16], rope_pos: &mut usize) -> Result<(), String> {
+  let n = u32::from_le_bytes([num[0], num[1], num[2], num[3]]) as usize;
+  let units = rope.get(*rope_pos..rope_pos.saturating_add(n)).ok_or_else(|| bad("rope piece past the end"))?;
+  *rope_pos += n;
+  let at = out.pos;
+  out.put([0; 4]);
+  let len = out.utf16(units);
+  out.byte(0);
+  let size = len.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
   out.patch_i32(at, size as i32);
   Ok(())
 }
