@@ -175,3 +175,31 @@ test('keys sent on the bytes tape (a cold key window) have js-bson bytes', () =>
   });
   assert.ok(n >= 1000, `the JS writer wrote ${n} documents`);
 });
+
+test('a key on the bytes tape with a NUL is refused as the Rust writer refuses it; the bytes after a key are not part of it', () => {
+  // (the walk never stages such a key; the JS writer still checks, a word at a time)
+  const { Tape } = require('../lib/serialize/buffers');
+  const OP = require('../lib/serialize/ops');
+  const KEY_BYTES = 1 << 30;
+  const out = new Uint8Array(512);
+  const view = new DataView(out.buffer);
+  for (let n = 1; n <= 64; n++) {
+    for (let at = -1; at < n; at++) {
+      const t = new Tape(1);
+      t.u8.fill(0, 0, 128); // zeros after the key
+      for (let j = 0; j < n; j++) t.u8[j] = j === at ? 0 : 97 + (j % 26);
+      t.ops[0] = OP.INT32 | KEY_BYTES | (n << 8);
+      t.ops[1] = OP.END;
+      t.opi = 2;
+      t.i32[0] = 7;
+      t.ni = 1;
+      const length = small.writeSmall(t, out, view, 0);
+      if (at >= 0) {
+        assert.strictEqual(length, -1, `key of ${n} with a NUL at ${at}`);
+        continue;
+      }
+      const key = String.fromCharCode(...t.u8.subarray(0, n));
+      assert.strictEqual(Buffer.from(out.subarray(0, length)).toString('hex'), js.serialize({ [key]: 7 }).toString('hex'), `key of ${n}`);
+    }
+  }
+});

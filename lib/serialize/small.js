@@ -43,6 +43,22 @@ function copy(view, at, from, bi, n) {
   for (let j = 0; j < n; j += 4) view.setInt32(at + j, from.getInt32(bi + j, true), true);
 }
 
+/**
+ * copy() for a key on the bytes tape: false (what it wrote is scratch) at a
+ * word that holds a NUL, which the Rust writer refuses. (One test a word:
+ * a test a byte before the copy was ~5% of serializing { [userId]: n }.)
+ */
+function copyKey(view, at, from, bi, n) {
+  for (let j = 0; j < n; j += 4) {
+    const v = from.getInt32(bi + j, true);
+    const left = n - j; // the key's bytes in this word; the bytes past them count as non-zero
+    const w = left >= 4 ? v : v | (-1 << (left * 8));
+    if (((w - 0x01010101) & ~w & 0x80808080) !== 0) return false;
+    view.setInt32(at + j, v, true);
+  }
+  return true;
+}
+
 /** The decimal digits of array index `v` and the NUL after them, at `at`; returns the next position. */
 function putIndex(out, at, v) {
   if (v < 10) {
@@ -150,8 +166,7 @@ function writeSmall(t, out, view, start) {
       at = putIndex(out, at, indices[depth]++);
     } else if ((word & KEY_BYTES) !== 0) {
       const n = (word >>> 8) & 0xff;
-      for (let j = 0; j < n; j++) if (bytes[bi + j] === 0) return -1; // (Rust's error)
-      copy(view, at, t.bytesView, bi, n);
+      if (!copyKey(view, at, t.bytesView, bi, n)) return -1; // (a NUL: Rust's error)
       out[at + n] = 0;
       at += n + 1;
       bi += n;
