@@ -385,3 +385,14 @@ test('ever-new key lists at one position: the position goes to the walk, the res
   assert.ok(shapes.compiled() > 0, 'the recurring root is compiled');
   assert.ok(shapes.nodes() <= shapes.MAX_SLOT_MISSES + 8, `${shapes.nodes()} nodes`);
 });
+
+test('documents of one key list whose objects each have a map of their own (spread, then a property added): js-bson bytes through the compiled frame', () => {
+  // ({ ...base, extra }) gives every object a hidden class of its own, so the
+  // compiled frame's property reads see thousands of maps (megamorphic); its
+  // reads are keyed, by the key list, and must still read each document's own values
+  const base = (i) => ({ _id: new js.ObjectId(), n: i, title: 'post ' + i + ' ✓', at: new Date(1700000000000 + i), tags: ['a', 'b' + i], meta: { i, even: i % 2 === 0 } });
+  const docs = Array.from({ length: 3000 }, (_, i) => ({ ...base(i), n: i * 3, __v: i % 7 }));
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < docs.length; i += round === 0 ? 1 : 97) sameBytes(docs[i], undefined, `doc ${i}`);
+  }
+});

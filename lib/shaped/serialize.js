@@ -45,7 +45,7 @@ function createFrameShapes(h) {
     if (keys === null || keys.length > MAX_KEYS) return false;
     const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain));
     if (make === null) return false;
-    node.body = make(...PARAMS.map(p => (p === 'node' ? node : h[p])));
+    node.body = make(...PARAMS.map(p => (p === 'node' ? node : p === 'K' ? keys.slice() : h[p])));
     return true;
   }
 
@@ -73,7 +73,8 @@ const PARAMS = [
   'handOne',
   'roomNow',
   'ELEMENT_VALUE_BYTES',
-  'node'
+  'node',
+  'K'
 ];
 
 /**
@@ -98,7 +99,7 @@ function chunkSource(keys, from, to, tagByChain) {
     // (only NUL always throws; '$' and '.' only under checkKeys)
     const flagged = (entry & K_FLAGS) === 0 ? null : (entry & K_NUL) !== 0 ? 'true' : 'ck';
     src += `if (--room < 0) room = roomNow(t) - 1;
-v = o[${key}];
+v = o[K[${p}]];
 ${flagged === null ? '' : `if (${flagged}) ${hand('HAND_PLAIN', 0, 'undefined')}\nelse `}if (typeof v === 'number') {
   if (typeof (num = v).toBSON !== 'function') writeNumber(t, ${w}, ${key}, v);
   else ${hand('HAND_TOBSON', 0, 'undefined')}
