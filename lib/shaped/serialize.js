@@ -45,7 +45,7 @@ function createFrameShapes(h) {
     if (keys === null || keys.length > MAX_KEYS) return false;
     const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain));
     if (make === null) return false;
-    node.body = make(...PARAMS.map(p => (p === 'node' ? node : p === 'K' ? keys.slice() : h[p])));
+    node.body = make(...PARAMS.map(p => (p === 'node' ? node : p === 'K' ? [...keys, 'toBSON', '_bsontype'] : h[p])));
     return true;
   }
 
@@ -113,8 +113,8 @@ ${flagged === null ? '' : `if (${flagged}) ${hand('HAND_PLAIN', 0, 'undefined')}
 else if (v === undefined) {
   if (iu === false) writeNull(t, ${w}, ${key});
 } else if (typeof v !== 'object') ${hand('HAND_PLAIN', 0, 'undefined')}
-else if (typeof v.toBSON === 'function') ${hand('HAND_TOBSON', 0, 'undefined')}
-else if (v._bsontype == null) {
+else if (typeof v[K[${keys.length}]] === 'function') ${hand('HAND_TOBSON', 0, 'undefined')}
+else if (v[K[${keys.length + 1}]] == null) {
   if (v instanceof Date) writeDate(t, ${w}, ${key}, v);
   else {
     enterDocument(walker, t, ${w}, ${key}, v, depth, node, ${p + 1}, ck, iu, sf);
