@@ -2,10 +2,12 @@
 // Shape-compiled frames for serialize (issue #11), the serialize counterpart
 // of size.js. A plain object's key list, once it has recurred COMPILE_AFTER
 // times (table.js), gets a function generated for it that writes its elements
-// onto the encode tape: the keys, their tape key words and the property reads
-// are constants, and each key has an inline copy of the element checks, so
-// every read and type probe has an inline cache of its own (the walk's sites
-// see every shape and go megamorphic).
+// onto the encode tape: the keys and their tape key words are constants, and
+// each key has an inline copy of the element checks, so every read and type
+// probe has an inline cache of its own (the walk's sites see every shape and
+// go megamorphic). The property reads, and the toBSON and _bsontype reads of
+// an object value, are keyed loads by K (the key list, then 'toBSON',
+// '_bsontype'), as size.js reads by its key list: see walk.js READ_BY_KEY.
 //
 // `body(walker, t, o, depth, ck, iu, sf)` writes the elements of `o` (the
 // caller has made js-bson's frame checks and compared the key list; it writes
