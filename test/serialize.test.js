@@ -314,6 +314,18 @@ test('null bytes: keys, regexp source, BSONRegExp pattern', () => {
   same(new Map([['x\u0000', 1]]));
   same({ a: ['ok\u0000'] }); // string values may contain NUL
   same({ s: 'a\u0000b', long: 'x'.repeat(80) + '\u0000' });
+  // a source / pattern that is not a string: js-bson's match call and its errors
+  class NumberSource extends RegExp {
+    get source() {
+      return 5;
+    }
+  }
+  same({ r: new NumberSource('a') });
+  for (const pattern of [7, null, { match: () => ['\u0000'] }, { match: () => null, toString: () => 'p' }]) {
+    const odd = new BSONRegExp('a', 'i');
+    odd.pattern = pattern;
+    same({ r: odd });
+  }
 });
 
 test('checkKeys: $ and . rules, exempt keys, arrays, DBRef frames', () => {

@@ -353,6 +353,39 @@ fn regex_from_the_bytes_tape() {
 }
 
 #[test]
+fn regex_bytes_of_every_length_read_as_words() {
+  // The fast path copies pattern and options in whole 8-byte words and moves
+  // the options on by one: every split of up to 48 bytes, under a staged key
+  // and in an array, with and without tape slack, a NUL at every position.
+  let mut e = Encoder::new();
+  let kb = |n: usize| ((KEY_BYTES | n) as u32) << 8;
+  for total in 0..=48usize {
+    for np in 0..=total {
+      let no = total - np;
+      let src: Vec<u8> = (0..total).map(|j| b'a' + (j % 26) as u8).collect();
+      let lens = [(np as i32).to_le_bytes(), (no as i32).to_le_bytes()].concat();
+      let nums = [&lens[..], &lens].concat();
+      let value: Vec<u8> = [&src[..np], &[0], &src[np..], &[0]].concat();
+      let arr: Vec<u8> = [&[0x0Bu8, b'0', 0][..], &value, &[0]].concat();
+      let body: Vec<u8> = [&[0x0Bu8, b'k', 0][..], &value, &[4, b'a', 0], &((arr.len() + 4) as u32).to_le_bytes(), &arr, &[0]].concat();
+      let expect: Vec<u8> = [&((body.len() + 4) as u32).to_le_bytes()[..], &body].concat();
+      let ops = [op::REGEX_BYTES | kb(1), op::ARRAY | kb(1), op::REGEX_BYTES, op::END, op::END];
+      for slack in [0usize, 3, 64] {
+        let tape = [&b"k"[..], &src, b"a", &src, &vec![0; slack]].concat();
+        assert_eq!(run_all(&mut e, &ops, &nums, &tape, &[], 8).unwrap(), expect, "{np}+{no} slack {slack}");
+        for at in 0..total {
+          for second in [false, true] {
+            let mut bad = tape.clone();
+            bad[if second { 2 + total + at } else { 1 + at }] = 0;
+            assert!(run_all(&mut e, &ops, &nums, &bad, &[], 8).is_err(), "{np}+{no} NUL at {at} second {second}");
+          }
+        }
+      }
+    }
+  }
+}
+
+#[test]
 fn string_bytes_short_long_and_without_slack() {
   let mut e = Encoder::new();
   e.define_key(0, b"s").unwrap();
