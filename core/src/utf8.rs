@@ -96,17 +96,19 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
 /// UTF-8 byte length of UTF-16 text, each lone surrogate counted as U+FFFD
 /// (3 bytes), which is what `Buffer.byteLength` counts. One byte per unit,
 /// one more from U+0080 and one more from U+0800; a surrogate pair, counted
-/// 3 + 3 so, is 4 bytes. (A loop the compiler vectorises.)
+/// 3 + 3 so, is 4 bytes. Summed in u16 per block: LLVM vectorises a u16 sum
+/// into 16-bit compares and adds, ~0.13 ns a unit, where one u32 counter took
+/// ~0.42 ns (60% of measuring a long two-byte string).
 pub fn utf16_utf8_len(src: &[u16]) -> usize {
+  // a unit adds at most 2: a block's sum fits a u16
+  const BLOCK: usize = 16 * 1024;
   let mut n = src.len();
-  let mut surrogates = 0u16;
-  for chunk in src.chunks(4096) {
-    let mut extra = 0u32;
-    for &c in chunk {
-      extra += u32::from(c >= 0x80) + u32::from(c >= 0x800);
-      surrogates |= u16::from((c & 0xf800) == 0xd800);
-    }
-    n += extra as usize;
+  let mut surrogates = 0usize;
+  for block in src.chunks(BLOCK) {
+    let extra = block.iter().fold(0u16, |a, &c| a + u16::from(c >= 0x80) + u16::from(c >= 0x800));
+    n += usize::from(extra);
+    // (a sum, not an or: LLVM vectorises it the same way, twice as fast)
+    surrogates += usize::from(block.iter().fold(0u16, |a, &c| a + u16::from((c & 0xf800) == 0xd800)));
   }
   if surrogates != 0 {
     let pairs = src.windows(2).filter(|w| (0xd800..0xdc00).contains(&w[0]) && (0xdc00..0xe000).contains(&w[1])).count();
@@ -476,6 +478,32 @@ mod tests {
         assert_eq!(utf16_to_utf8(&units, &mut dst), Some(expected.len()), "{units:x?}");
         assert_eq!(&dst[..expected.len()], expected.as_bytes(), "{units:x?}");
       }
+    }
+  }
+
+  #[test]
+  fn utf8_length_in_lanes_and_blocks() {
+    // every length around the 16 lanes, and text past several 16,384-unit
+    // blocks of the widest units (2 extra bytes each: a lane's most), with
+    // surrogate pairs and lone surrogates across lane and block edges
+    let pattern = [0x61u16, 0xe9, 0x65e5, 0xd83d, 0xde00, 0xdc00, 0x800, 0x7ff, 0xffff, 0xd800];
+    for len in 0..=80usize {
+      for shift in 0..pattern.len() {
+        let units: Vec<u16> = (0..len).map(|i| pattern[(i + shift) % pattern.len()]).collect();
+        assert_eq!(utf16_utf8_len(&units), String::from_utf16_lossy(&units).len(), "len {len} shift {shift}");
+      }
+    }
+    for edge in [16_383usize, 16_384, 16_385, 3 * 16_384 + 7] {
+      let mut units = vec![0x65e5u16; edge + 40];
+      for (k, at) in [edge - 1, edge + 15, edge + 31].into_iter().enumerate() {
+        if k == 1 {
+          units[at] = 0xdc00;
+        } else {
+          units[at] = 0xd83d;
+          units[at + 1] = 0xde00;
+        }
+      }
+      assert_eq!(utf16_utf8_len(&units), String::from_utf16_lossy(&units).len(), "edge {edge}");
     }
   }
 
