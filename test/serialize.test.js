@@ -285,7 +285,7 @@ test('a document of many binaries written into a buffer of its own in one native
 });
 
 test('binaries copied to the tape by a compiled frame near the end of a fresh tape: the frame counts its room again', () => {
-  // A Binary of up to 256 bytes (SET_BINARY_MAX) is copied to the bytes tape, more
+  // A Binary of up to 1,023 bytes (SET_BINARY_MAX) is copied to the bytes tape, more
   // than an element's room: without a recount, the short strings after it ran
   // past the tape's end (fresh processes, so that the tape has its first size;
   // the pads move the binaries across that end).

@@ -38,12 +38,14 @@ module.exports = Object.freeze({
   // bytes tape byte by byte when the walk reaches it (as js-bson copies it),
   // and whole typed arrays up to SET_BINARY_MAX with one TypedArray#set
   // (types.js copiesToTape); other data is passed by reference and read by
-  // Rust after the walk (README: differences). From 512 bytes up the copy
-  // onto the tape and the second one by Rust cost more than the reference's
-  // Node-API call (200 binaries of 512 B to 8 KiB: 0.67-0.82x js-bson's
-  // speed copied, 0.74-1.05x by reference).
+  // Rust after the walk (README: differences). Below 1 KiB the copy onto the
+  // tape and Rust's second one from it cost less than the reference's
+  // Node-API call and generic write (200 binaries of 512 B: 0.72-0.78x
+  // js-bson's speed by reference, 0.79-0.90x copied; 50 documents of a 64 B
+  // and a 900 B binary: 1.20-1.36x -> 1.40-1.47x); from 1 KiB up it is level
+  // or slower (1 KiB level, 2 KiB 0.97x -> 0.80x in one A/B).
   COPY_BINARY_MAX: 48,
-  SET_BINARY_MAX: 256,
+  SET_BINARY_MAX: 1023,
   SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
   // Short strings of at least ROPE_MIN characters past ROPE_AFTER bytes of
   // tape go into the document's rope (types.js putRopePiece). (Measured on

@@ -12,7 +12,7 @@ use super::out::{index_table, Out};
 use super::{bad, long_from_number, op, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN};
 
 /// Binaries on the bytes tape up to this length take the fast path (the
-/// walk copies whole arrays of up to 256 bytes there; a longer length is left
+/// walk copies whole arrays of up to 1,023 bytes there; a longer length is left
 /// to run_inner).
 const LONG_BYTES_MAX: usize = 64 * 1024;
 
