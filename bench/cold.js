@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+'use strict';
+// npm run bench:cold: a process's first calls, where npm run bench (which
+// warms both libraries up first) does not look. For every document and
+// operation, one child process per library (`cold.js --child DOC OP LIB`)
+// builds only that document, loads only that library and times its first N
+// calls in one go (workload.js makeSampler(N)): parsing, the interpreter, V8's
+// tier-up, bson-rs's key caches and compiled shapes all count; loading the
+// module does not. N is 1,000 calls, fewer for big documents (about 4 MB of
+// BSON per child, at least 10 calls). Each round runs a js-bson child and a
+// bson-rs child (which goes first alternates); a round's ratio is js-bson time
+// / bson-rs time; reported: the median and range over rounds.
+//
+// Knobs (environment): BENCH_ROUNDS (5), BENCH_FILTER and BENCH_OPS (regular
+// expressions on document and operation names), BENCH_OUT (bench/cold.json;
+// the markdown goes next to it as cold.md).
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+
+const { buildDocuments } = require('./documents');
+const { OPERATIONS, makeSampler } = require('./workload');
+const { median, geomean } = require('./stats');
+
+const ARGS = process.argv.slice(2);
+const env = process.env;
+
+/** First-call count for a document of `bytes` bytes of BSON. */
+function callsFor(bytes) {
+  return Math.max(10, Math.min(1000, Math.floor(4e6 / Math.max(1, bytes))));
+}
+
+function childMain([name, op, lib, calls]) {
+  const bson = require('bson');
+  const d = buildDocuments(bson, { only: (n) => n === name }).find((x) => x.name === name);
+  if (!d) throw new Error(`--child: no document ${name}`);
+  // (no js-bson call before the timing but the one that makes deserialize's
+  // input, which warms up its serializer, not its deserializer; the parent
+  // sized the document)
+  if (op === 'deserialize') {
+    d.bytes = bson.serialize(d.doc);
+    if (d.pool) d.poolBytes = d.pool.map((x) => bson.serialize(x));
+  }
+  const n = Number(calls);
+  // only the library timed is loaded (bson-rs loads js-bson's classes itself)
+  const api = lib === 'rs' ? require('..') : bson;
+  const sampler = makeSampler(api, op, d);
+  const ns = sampler(n);
+  process.stdout.write(JSON.stringify({ ns, n }));
+}
+
+function runChild(name, op, lib, calls) {
+  const r = spawnSync(process.execPath, [__filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`cold child ${name} ${op} ${lib} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+function fmtMs(ns) {
+  const ms = ns / 1e6;
+  return ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2);
+}
+
+function main() {
+  const rounds = Number(env.BENCH_ROUNDS) > 0 ? Number(env.BENCH_ROUNDS) : 5;
+  const filter = env.BENCH_FILTER ? new RegExp(env.BENCH_FILTER) : null;
+  const opFilter = env.BENCH_OPS ? new RegExp(env.BENCH_OPS) : null;
+  const out = path.resolve(env.BENCH_OUT || path.join(__dirname, filter || opFilter ? 'cold.partial.json' : 'cold.json'));
+  const bson = require('bson');
+  const docs = buildDocuments(bson).filter((d) => !filter || filter.test(d.name));
+  const ops = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
+  const started = Date.now();
+  const results = [];
+  for (const d of docs) {
+    for (const op of ops) {
+      process.stderr.write(`[cold] ${d.name} ${op}\n`);
+      const js = [];
+      const rs = [];
+      const ratios = [];
+      const n = callsFor(bson.calculateObjectSize(d.doc));
+      for (let round = 0; round < rounds; round++) {
+        const order = round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
+        const got = {};
+        for (const lib of order) got[lib] = runChild(d.name, op, lib, n);
+        js.push(got.js.ns);
+        rs.push(got.rs.ns);
+        ratios.push(got.js.ns / got.rs.ns);
+      }
+      results.push({ document: d.name, operation: op, calls: n, jsNs: median(js), rsNs: median(rs), ratio: median(ratios), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios), ratios });
+    }
+  }
+  const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
+  const json = { generated: new Date().toISOString(), machine, rounds, results, durationSec: Math.round((Date.now() - started) / 1000) };
+  fs.writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
+  const lines = [];
+  lines.push('| document | operation | first calls | js-bson | bson-rs | speed-up | range over rounds |');
+  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const r of results) {
+    const bold = r.ratio < 1 ? '**' : '';
+    lines.push(`| ${r.document} | ${r.operation} | ${r.calls} | ${fmtMs(r.jsNs)} ms | ${fmtMs(r.rsNs)} ms | ${bold}${r.ratio.toFixed(2)}×${bold} | ${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)} |`);
+  }
+  for (const op of ops) {
+    const own = results.filter((r) => r.operation === op);
+    if (own.length) lines.push(`| **geometric mean** | ${op} | | | | **${geomean(own.map((r) => r.ratio)).toFixed(2)}×** | |`);
+  }
+  const md = [
+    '## Cold: a process\'s first calls',
+    '',
+    `Speed-up = js-bson time / bson-rs time for the first N calls of a new process that loaded only that library and built only that document (N in the table: 1,000, fewer for big documents). Median over ${rounds} rounds of one child process per library. Measured ${json.generated.slice(0, 10)} with \`npm run bench:cold\` on ${machine}.`,
+    '',
+    ...lines,
+    ''
+  ].join('\n');
+  fs.writeFileSync(out.replace(/\.json$/, '.md'), md);
+  process.stdout.write(md + '\n');
+  process.stderr.write(`cold: ${out} (${json.durationSec} s)\n`);
+}
+
+if (ARGS[0] === '--child') childMain(ARGS.slice(1));
+else main();
