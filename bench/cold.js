@@ -6,7 +6,7 @@
 // builds only that document, loads only that library and times its first N
 // calls in one go (workload.js makeSampler(N)): parsing, the interpreter, V8's
 // tier-up, bson-rs's key caches and compiled shapes all count; loading the
-// module does not. N is 1,000 calls, fewer for big documents (about 4 MB of
+// module does not (each child times its require() too, reported on its own). N is 1,000 calls, fewer for big documents (about 4 MB of
 // BSON per child, at least 10 calls). Each round runs a js-bson child and a
 // bson-rs child (which goes first alternates); a round's ratio is js-bson time
 // / bson-rs time; reported: the median and range over rounds.
@@ -32,7 +32,9 @@ function callsFor(bytes) {
 }
 
 function childMain([name, op, lib, calls]) {
+  const t0 = process.hrtime.bigint();
   const bson = require('bson');
+  const bsonNs = Number(process.hrtime.bigint() - t0);
   const d = buildDocuments(bson, { only: (n) => n === name }).find((x) => x.name === name);
   if (!d) throw new Error(`--child: no document ${name}`);
   // (no js-bson call before the timing but the one that makes deserialize's
@@ -44,10 +46,13 @@ function childMain([name, op, lib, calls]) {
   }
   const n = Number(calls);
   // only the library timed is loaded (bson-rs loads js-bson's classes itself)
+  const t1 = process.hrtime.bigint();
   const api = lib === 'rs' ? require('..') : bson;
+  // loading: js-bson's require; bson-rs's require on top of it (it loads js-bson itself)
+  const loadNs = bsonNs + Number(process.hrtime.bigint() - t1);
   const sampler = makeSampler(api, op, d);
   const ns = sampler(n);
-  process.stdout.write(JSON.stringify({ ns, n }));
+  process.stdout.write(JSON.stringify({ ns, n, loadNs }));
 }
 
 function runChild(name, op, lib, calls) {
@@ -71,6 +76,7 @@ function main() {
   const ops = OPERATIONS.filter((op) => !opFilter || opFilter.test(op));
   const started = Date.now();
   const results = [];
+  const loads = { js: [], rs: [] }; // every child's time to load its library
   for (const d of docs) {
     for (const op of ops) {
       process.stderr.write(`[cold] ${d.name} ${op}\n`);
@@ -81,7 +87,10 @@ function main() {
       for (let round = 0; round < rounds; round++) {
         const order = round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
         const got = {};
-        for (const lib of order) got[lib] = runChild(d.name, op, lib, n);
+        for (const lib of order) {
+          got[lib] = runChild(d.name, op, lib, n);
+          loads[lib].push(got[lib].loadNs);
+        }
         js.push(got.js.ns);
         rs.push(got.rs.ns);
         ratios.push(got.js.ns / got.rs.ns);
@@ -90,7 +99,8 @@ function main() {
     }
   }
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
-  const json = { generated: new Date().toISOString(), machine, rounds, results, durationSec: Math.round((Date.now() - started) / 1000) };
+  const load = { jsNs: median(loads.js), rsNs: median(loads.rs), children: loads.js.length };
+  const json = { generated: new Date().toISOString(), machine, rounds, load, results, durationSec: Math.round((Date.now() - started) / 1000) };
   fs.writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
   const lines = [];
   lines.push('| document | operation | first calls | js-bson | bson-rs | speed-up | range over rounds |');
@@ -109,6 +119,8 @@ function main() {
     `Speed-up = js-bson time / bson-rs time for the first N calls of a new process that loaded only that library and built only that document (N in the table: 1,000, fewer for big documents). Median over ${rounds} rounds of one child process per library. Measured ${json.generated.slice(0, 10)} with \`npm run bench:cold\` on ${machine}.`,
     '',
     ...lines,
+    '',
+    `Loading the module (not in the times above; median over the ${load.children} children of each library): \`require('bson')\` ${fmtMs(load.jsNs)} ms; \`require('bson-rs')\` ${fmtMs(load.rsNs)} ms, js-bson's included (it loads the addon, probes the js-bson copy's classes and runs each codec function on two small documents, so that V8 has compiled them before the first call).`,
     ''
   ].join('\n');
   fs.writeFileSync(out.replace(/\.json$/, '.md'), md);

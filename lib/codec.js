@@ -5,8 +5,52 @@
 const native = require('./loader');
 const { versionOf } = require('./layout');
 const { selfCheck } = require('./selfcheck');
+const { COMPILE_AFTER } = require('./shaped/table');
 
 const codecs = new WeakMap();
+let warmedUp = false; // (once per process: every copy's codec runs the same functions)
+
+/**
+ * Runs the codec on two small documents when the first codec is built. V8
+ * compiles a function at its first call: the first serialize of `{ ok: 1 }`
+ * took 1.4-1.5 ms that way (js-bson's 0.6 ms), and the first key list
+ * compiled (lib/shaped) ~0.3 ms more, in the application's first requests;
+ * here it is paid in require(). A function called a few times records next
+ * to no type feedback (V8 allocates it after about 8 calls' worth of
+ * bytecode), so the application's documents still decide what V8 optimises.
+ * Its keys are ones no application document is likely to reuse as a whole
+ * list. An error is left to the application's own first call.
+ */
+function warmUp(bson, codec) {
+  warmedUp = true;
+  // The JS paths of the smallest documents; its key list recurs until it is
+  // compiled, which compiles the compilers.
+  const tiny = { bsonRsWarmUp: 1 };
+  // The native paths: more elements and bytes than the small paths take.
+  const doc = {
+    _id: new bson.ObjectId('0123456789abcdef01234567'),
+    name: 'warm-up',
+    n: 1,
+    x: 1.5,
+    flag: true,
+    none: null,
+    at: new Date(0),
+    tags: ['a', 'b'],
+    sub: { k: 1, s: 'text', list: [1, 2.5] },
+    note: 'a string long enough to take the document past the small reader'
+  };
+  try {
+    for (let k = 0; k < COMPILE_AFTER; k++) {
+      codec.calculateObjectSize(tiny);
+      codec.serialize(tiny);
+    }
+    codec.deserialize(codec.serialize(tiny));
+    codec.calculateObjectSize(doc);
+    codec.deserialize(codec.serialize(doc));
+  } catch {
+    // (an optimisation only)
+  }
+}
 
 /** The six functions bson-rs provides in place of a js-bson copy's own. */
 const CODEC_NAMES = Object.freeze([
@@ -80,6 +124,7 @@ function createCodec(bson) {
       setInternalBufferSize
     });
     if (!TESTED_BSON.includes(version)) selfCheck(bson, codec, `bson ${version}`);
+    if (!warmedUp) warmUp(bson, codec);
     codecs.set(bson, codec);
   }
   return codec;

@@ -168,3 +168,27 @@ describe('package', () => {
     assert.match(JSON.parse(fs.readFileSync(bsonPkg, 'utf8')).version, /^7\.3\./);
   });
 });
+
+describe('loading', () => {
+  it('require() warms the codec up once, without compiling any key list of the application', () => {
+    // (lib/codec.js warmUp: its own tiny document's key list is compiled
+    // for serialize and for calculateObjectSize, so that the compilers are
+    // compiled; an application's key list still waits for its own uses)
+    const source = `
+      const bson = require('.');
+      const { testing } = require('./lib/shaped/table');
+      const { COMPILE_AFTER } = require('./lib/shaped/table');
+      const counts = [testing.compiled()];
+      require('./lib/codec').createCodec(require('bson6'));
+      counts.push(testing.compiled());
+      for (let i = 1; i < COMPILE_AFTER; i++) bson.serialize({ ok: 1 });
+      counts.push(testing.compiled());
+      bson.serialize({ ok: 1 });
+      counts.push(testing.compiled());
+      process.stdout.write(JSON.stringify(counts));`;
+    const r = spawnSync(process.execPath, ['-e', source], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+    assert.strictEqual(r.status, 0, r.stderr);
+    // 2 after require; none more for a second js-bson copy; +1 at { ok: 1 }'s COMPILE_AFTER-th use
+    assert.deepStrictEqual(JSON.parse(r.stdout), [2, 2, 2, 3]);
+  });
+});

@@ -214,4 +214,4 @@ const testing = {
   COLD_CALLS
 };
 
-module.exports = { createTable, sameKeys, testing };
+module.exports = { createTable, sameKeys, testing, COMPILE_AFTER };
