@@ -45,9 +45,11 @@ function createFrameShapes(h) {
   function compileNode(node) {
     const keys = node.keys;
     if (keys === null || keys.length > MAX_KEYS) return false;
-    const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain));
+    const entries = []; // (each key's entry, as compiled in: handOne gets the same)
+    const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain, entries));
     if (make === null) return false;
-    node.body = make(...PARAMS.map(p => (p === 'node' ? node : p === 'K' ? [...keys, 'toBSON', '_bsontype'] : h[p])));
+    const args = { node, K: [...keys, 'toBSON', '_bsontype'], E: entries };
+    node.body = make(...PARAMS.map(p => (p in args ? args[p] : h[p])));
     return true;
   }
 
@@ -76,45 +78,46 @@ const PARAMS = [
   'roomNow',
   'ELEMENT_VALUE_BYTES',
   'node',
-  'K'
+  'K',
+  'E'
 ];
 
 /**
  * The elements from..to of a key list: per key, a room check, the value read, then the
  * element written or passed on. After a call that may write any number of
- * elements (enterDocument, handOne), or a binary's data past an element's
+ * elements (enterDocument, hand), or a binary's data past an element's
  * room (ELEMENT_VALUE_BYTES), the room is asked again. (Each toBSON
  * read of a primitive is from an assignment, so that it has an inline cache
- * of its own: see serialize/walk.js's arrayLane.)
+ * of its own: see serialize/walk.js's arrayLane.) A number, string or boolean
+ * whose toBSON is a function falls through to `typeof v !== 'object'`, where
+ * handPrimitive passes it on as read (no second read). The source is kept
+ * short (keys as locals, one hand-over helper): V8 parses and compiles it at
+ * a key list's first uses, in the application's first calls.
  */
-function chunkSource(keys, from, to, tagByChain) {
+function chunkSource(keys, from, to, tagByChain, entries) {
   const tagRead = tagByChain
     ? 'tag = tagOf(v);'
     : 'if (v[VERSION_SYMBOL] !== BSON_MAJOR_VERSION) throw new BSONVersionError();\n  tag = v[bsonType];';
-  let src = '';
+  const names = [];
+  for (let p = from; p < to; p++) names.push(`k${p} = ${JSON.stringify(keys[p])}`);
+  let src = names.length === 0 ? '' : `const ${names.join(', ')};\n`;
   for (let p = from; p < to; p++) {
-    const key = JSON.stringify(keys[p]);
+    const key = `k${p}`;
     const entry = entryOf(keys[p]); // (defined now: the key list recurs)
+    entries[p] = entry;
     const w = keyWord(entry);
-    const hand = (kind, pre, tag) =>
-      `{ handOne(walker, depth, ${key}, v, ${entry}, ${kind}, ${pre}, ${tag}, ck, iu, sf); room = roomNow(t); }`;
+    const hand = (kind, pre, tag) => `room = hand(walker, depth, ${p}, v, ${kind}, ${pre}, ${tag}, ck, iu, sf, t);`;
     // (only NUL always throws; '$' and '.' only under checkKeys)
     const flagged = (entry & K_FLAGS) === 0 ? null : (entry & K_NUL) !== 0 ? 'true' : 'ck';
     src += `if (--room < 0) room = roomNow(t) - 1;
 v = o[K[${p}]];
-${flagged === null ? '' : `if (${flagged}) ${hand('HAND_PLAIN', 0, 'undefined')}\nelse `}if (typeof v === 'number') {
-  if (typeof (num = v).toBSON !== 'function') writeNumber(t, ${w}, ${key}, v);
-  else ${hand('HAND_TOBSON', 0, 'undefined')}
-} else if (typeof v === 'string') {
-  if (typeof (str = v).toBSON !== 'function') writeString(t, ${w}, ${key}, v);
-  else ${hand('HAND_TOBSON', 0, 'undefined')}
-} else if (typeof v === 'boolean') {
-  if (typeof (bool = v).toBSON !== 'function') writeBoolean(t, ${w}, ${key}, v);
-  else ${hand('HAND_TOBSON', 0, 'undefined')}
-} else if (v === null) writeNull(t, ${w}, ${key});
+${flagged === null ? '' : `if (${flagged}) ${hand('HAND_PLAIN', 0, 'undefined')}\nelse `}if (typeof v === 'number' && typeof (num = v).toBSON !== 'function') writeNumber(t, ${w}, ${key}, v);
+else if (typeof v === 'string' && typeof (str = v).toBSON !== 'function') writeString(t, ${w}, ${key}, v);
+else if (typeof v === 'boolean' && typeof (bool = v).toBSON !== 'function') writeBoolean(t, ${w}, ${key}, v);
+else if (v === null) writeNull(t, ${w}, ${key});
 else if (v === undefined) {
   if (iu === false) writeNull(t, ${w}, ${key});
-} else if (typeof v !== 'object') ${hand('HAND_PLAIN', 0, 'undefined')}
+} else if (typeof v !== 'object') room = handPrimitive(walker, depth, ${p}, v, ck, iu, sf, t);
 else if (typeof v[K[${keys.length}]] === 'function') ${hand('HAND_TOBSON', 0, 'undefined')}
 else if (v[K[${keys.length + 1}]] == null) {
   if (v instanceof Date) writeDate(t, ${w}, ${key}, v);
@@ -135,17 +138,29 @@ else if (v[K[${keys.length + 1}]] == null) {
 
 /**
  * The body of a key list: one function per CHUNK_KEYS keys, called in
- * order (small functions are optimised sooner: see CHUNK_KEYS).
+ * order (small functions are optimised sooner: see CHUNK_KEYS), and the
+ * hand-over to the walk of an element it does not write (handOne, with the
+ * key and its entry by position: `entries` gets the entries compiled in, E at
+ * run time).
  */
-function bodySource(keys, tagByChain) {
+function bodySource(keys, tagByChain, entries) {
   const chunks = [];
-  let src = '';
+  let src = `const hand = function hand(walker, depth, p, v, kind, pre, tag, ck, iu, sf, t) {
+handOne(walker, depth, K[p], v, E[p], kind, pre, tag, ck, iu, sf);
+return roomNow(t);
+};
+// a primitive not written inline: a number, string or boolean with a toBSON function (read), or another type
+const handPrimitive = function handPrimitive(walker, depth, p, v, ck, iu, sf, t) {
+const tried = typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean';
+return hand(walker, depth, p, v, tried ? HAND_TOBSON : HAND_PLAIN, 0, undefined, ck, iu, sf, t);
+};
+`;
   for (let from = 0; from < keys.length || from === 0; from += CHUNK_KEYS) {
     const name = 'chunk' + chunks.length;
     chunks.push(name);
     src += `const ${name} = function shapeBody(walker, t, o, depth, ck, iu, sf) {
 let room = roomNow(t), v, num, str, bool, tag, bi;
-${chunkSource(keys, from, Math.min(keys.length, from + CHUNK_KEYS), tagByChain)}};
+${chunkSource(keys, from, Math.min(keys.length, from + CHUNK_KEYS), tagByChain, entries)}};
 `;
   }
   if (chunks.length === 1) return `${src}return chunk0;`;
