@@ -427,7 +427,6 @@ module.exports = function createSizer(bson, layout) {
     walk,
     frame,
     frameBody,
-    openFrame,
     enter,
     exit,
     isMap,

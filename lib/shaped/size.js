@@ -45,7 +45,8 @@ function createShapes(h) {
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
     if (make === null) return false;
-    [node.body, node.frame] = make(...PARAMS.map(p => (p === 'node' ? node : p === 'afterToBSON' ? afterToBSON : h[p])));
+    const own = { node, afterToBSON, primitiveSize, otherTaggedSize, bytesOrRegExpSize };
+    [node.body, node.frame] = make(...PARAMS.map(p => (p in own ? own[p] : h[p])));
     return true;
   }
 
@@ -56,16 +57,36 @@ function createShapes(h) {
     return h.elementSize(st, name, value, false, isArray, ignoreUndefined, stack);
   }
 
+  // A primitive not sized inline: a number, string or boolean whose toBSON
+  // (read) is a function, or another type (toBSON not read yet).
+  function primitiveSize(st, name, isArray, value, ignoreUndefined, stack) {
+    const tried = typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean';
+    if (tried) return afterToBSON(st, name, isArray, value, ignoreUndefined, stack);
+    return h.elementSize(st, name, value, false, isArray, ignoreUndefined, stack);
+  }
+
+  // A tagged value other than an ObjectId (its tag and version read).
+  function otherTaggedSize(st, name, isArray, value, tag, ignoreUndefined, stack) {
+    st.memo = -1;
+    const s = h.taggedSize(st, name, isArray, value, tag, ignoreUndefined, stack);
+    return s >= 0 ? s : h.untaggedSize(st, name, isArray, value, ignoreUndefined, stack);
+  }
+
+  // Binary data or a RegExp (an object with no tag, not a Date; the generated code's checks, repeated in their order).
+  function bytesOrRegExpSize(nb, value) {
+    if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || h.isAnyArrayBuffer(value)) return nb + 1 + (1 + 4 + 1) + value.byteLength;
+    return h.regExpSize(nb, value);
+  }
+
   return createTable(compileNode, n => n.body !== null);
 }
 
 // What the generated code may call: the generic sizer's functions and
-// constants (by these names in `h`), afterToBSON, and its own node.
+// constants (by these names in `h`), the helpers of createShapes, and its own node.
 const PARAMS = [
   'walk',
   'frame',
   'frameBody',
-  'openFrame',
   'enter',
   'exit',
   'isMap',
@@ -73,26 +94,25 @@ const PARAMS = [
   'OBJECT',
   'ARRAY',
   'MAP',
-  'elementSize',
-  'taggedSize',
-  'untaggedSize',
-  'regExpSize',
-  'onCalcPath',
   'numberSize',
   'stringSize',
   'nullSize',
   'booleanSize',
   'objectIdSize',
   'eightByteSize',
-  'embeddedSize',
   'isDate',
-  'isRegExp',
-  'isAnyArrayBuffer',
-  'BSONError',
   'BSONVersionError',
   'VERSION_SYMBOL',
   'BSON_MAJOR_VERSION',
   'afterToBSON',
+  'primitiveSize',
+  'otherTaggedSize',
+  'bytesOrRegExpSize',
+  'isAnyArrayBuffer',
+  'isRegExp',
+  'onCalcPath',
+  'embeddedSize',
+  'BSONError',
   'node'
 ];
 
@@ -131,36 +151,32 @@ function objectTest(isArray, test) {
  * toBSON read of a primitive is from an assignment, so that it has an inline
  * cache of its own rather than the one of all `v.toBSON`: see
  * serialize/walk.js's arrayLane.) In an array it keeps `cls` (objectTest).
+ * A number, string or boolean whose toBSON is a function falls through to
+ * `typeof v !== 'object'`, where primitiveSize takes it as read; the rarer
+ * object kinds go to otherTaggedSize / bytesOrRegExpSize. (Short source:
+ * V8 parses and compiles it at a key list's first uses, in the
+ * application's first calls: tweet's sizers took 6.5 ms at their 4th call.)
  */
 function elementSource(name, nb, isArray, pos) {
-  const generic = `elementSize(st, ${name}, v, false, ${isArray}, iu, stack)`;
-  const viaToBSON = `afterToBSON(st, ${name}, ${isArray}, v, iu, stack)`;
   const cls = c => (isArray ? ` cls = ${c};` : '');
   const clsOfTag = isArray ? ` cls = tag === 'Binary' ? ${CLS_BINARY} : tag === 'Long' || tag === 'Timestamp' ? ${CLS_LONG} : ${CLS_OTHER};` : '';
-  return `if (typeof v === 'number') total += typeof (num = v).toBSON !== 'function' ? numberSize(${nb}, v) : ${viaToBSON};
-else if (typeof v === 'string') total += typeof (str = v).toBSON !== 'function' ? stringSize(${nb}, v) : ${viaToBSON};
-else if (typeof v === 'boolean') total += typeof (bool = v).toBSON !== 'function' ? booleanSize(${nb}) : ${viaToBSON};
+  return `if (typeof v === 'number' && typeof (num = v).toBSON !== 'function') total += numberSize(${nb}, v);
+else if (typeof v === 'string' && typeof (str = v).toBSON !== 'function') total += stringSize(${nb}, v);
+else if (typeof v === 'boolean' && typeof (bool = v).toBSON !== 'function') total += booleanSize(${nb});
 else if (v === null) total += nullSize(${nb});
-else if (typeof v !== 'object') total += ${generic};
-else if (${objectTest(isArray, read => `typeof ${read('.toBSON')} === 'function'`)}) {${cls(CLS_OTHER)} total += ${viaToBSON}; }
-else {
-  if (${objectTest(isArray, read => `typeof (tag = ${read('._bsontype')}) === 'string'`)}) {
-    if (${objectTest(isArray, read => `${read('[VERSION_SYMBOL]')} !== BSON_MAJOR_VERSION`)}) throw new BSONVersionError();
-    if (tag === 'ObjectId') {${cls(CLS_OBJECT_ID)} total += objectIdSize(${nb}); }
-    else {${clsOfTag}
-      st.memo = -1;
-      s = taggedSize(st, ${name}, ${isArray}, v, tag, iu, stack);
-      total += s >= 0 ? s : untaggedSize(st, ${name}, ${isArray}, v, iu, stack);
-    }
-  } else if (v instanceof Date || isDate(v)) {${cls(CLS_DATE)} total += eightByteSize(${nb}); }
-  else {${cls(CLS_OTHER)}
-    if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || isAnyArrayBuffer(v)) total += ${nb} + 1 + (1 + 4 + 1) + v.byteLength;
-    else if (v instanceof RegExp || isRegExp(v)) total += regExpSize(${nb}, v);
-    else {
-      if (onCalcPath(st, v)) throw new BSONError('Cannot convert circular structure to BSON');
-      stack.push(v, iu | ${pos << 2});
-      total += embeddedSize(${nb});
-    }
+else if (typeof v !== 'object') total += primitiveSize(st, ${name}, ${isArray}, v, iu, stack);
+else if (${objectTest(isArray, read => `typeof ${read('.toBSON')} === 'function'`)}) {${cls(CLS_OTHER)} total += afterToBSON(st, ${name}, ${isArray}, v, iu, stack); }
+else if (${objectTest(isArray, read => `typeof (tag = ${read('._bsontype')}) === 'string'`)}) {
+  if (${objectTest(isArray, read => `${read('[VERSION_SYMBOL]')} !== BSON_MAJOR_VERSION`)}) throw new BSONVersionError();
+  if (tag === 'ObjectId') {${cls(CLS_OBJECT_ID)} total += objectIdSize(${nb}); }
+  else {${clsOfTag} total += otherTaggedSize(st, ${name}, ${isArray}, v, tag, iu, stack); }
+} else if (v instanceof Date || isDate(v)) {${cls(CLS_DATE)} total += eightByteSize(${nb}); }
+else {${cls(CLS_OTHER)}
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || isAnyArrayBuffer(v) || v instanceof RegExp || isRegExp(v)) total += bytesOrRegExpSize(${nb}, v);
+  else {
+    if (onCalcPath(st, v)) throw new BSONError('Cannot convert circular structure to BSON');
+    stack.push(v, iu | ${pos << 2});
+    total += embeddedSize(${nb});
   }
 }
 `;
@@ -190,10 +206,13 @@ function objectSource(keys) {
   for (let from = 0; from < keys.length || from === 0; from += CHUNK_KEYS) {
     const name = 'chunk' + chunks.length;
     chunks.push(name);
-    src += `const ${name} = function shapeBody(st, o, iu, stack, keys) {\nlet total = 0, v, tag, s, num, str, bool;\n`;
-    for (let i = from; i < Math.min(keys.length, from + CHUNK_KEYS); i++) {
-      const q = JSON.stringify(keys[i]);
-      src += `v = o[keys[${i}]];\n` + elementSource(q, Buffer.byteLength(keys[i], 'utf8'), false, i + 1);
+    const to = Math.min(keys.length, from + CHUNK_KEYS);
+    const names = [];
+    for (let i = from; i < to; i++) names.push(`k${i} = ${JSON.stringify(keys[i])}`);
+    src += `const ${name} = function shapeBody(st, o, iu, stack, keys) {\nlet total = 0, v, tag, num, str, bool;\n`;
+    if (names.length > 0) src += `const ${names.join(', ')};\n`;
+    for (let i = from; i < to; i++) {
+      src += `v = o[keys[${i}]];\n` + elementSource(`k${i}`, Buffer.byteLength(keys[i], 'utf8'), false, i + 1);
     }
     src += 'return total;\n};\n';
   }
@@ -223,7 +242,7 @@ return [body, shapeFrame];`;
 function arraySource() {
   const nb = 'nb';
   return `const body = function arrayBody(st, o, iu, stack) {
-let total = 0, v, tag, s, nb, num, str, bool, r, cls = ${CLS_OTHER};
+let total = 0, v, tag, nb, num, str, bool, r, cls = ${CLS_OTHER};
 for (let i = 0; i < o.length; i++) {
 v = o[i];
 nb = i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : i < 10000 ? 4 : String(i).length;
