@@ -45,7 +45,7 @@ function createShapes(h) {
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
     if (make === null) return false;
-    const own = { node, afterToBSON, primitiveSize, otherTaggedSize, bytesOrRegExpSize };
+    const own = { node, afterToBSON, primitiveSize, otherTaggedSize };
     [node.body, node.frame] = make(...PARAMS.map(p => (p in own ? own[p] : h[p])));
     return true;
   }
@@ -70,12 +70,6 @@ function createShapes(h) {
     st.memo = -1;
     const s = h.taggedSize(st, name, isArray, value, tag, ignoreUndefined, stack);
     return s >= 0 ? s : h.untaggedSize(st, name, isArray, value, ignoreUndefined, stack);
-  }
-
-  // Binary data or a RegExp (an object with no tag, not a Date; the generated code's checks, repeated in their order).
-  function bytesOrRegExpSize(nb, value) {
-    if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer || h.isAnyArrayBuffer(value)) return nb + 1 + (1 + 4 + 1) + value.byteLength;
-    return h.regExpSize(nb, value);
   }
 
   return createTable(compileNode, n => n.body !== null);
@@ -107,7 +101,7 @@ const PARAMS = [
   'afterToBSON',
   'primitiveSize',
   'otherTaggedSize',
-  'bytesOrRegExpSize',
+  'regExpSize',
   'isAnyArrayBuffer',
   'isRegExp',
   'onCalcPath',
@@ -152,8 +146,8 @@ function objectTest(isArray, test) {
  * cache of its own rather than the one of all `v.toBSON`: see
  * serialize/walk.js's arrayLane.) In an array it keeps `cls` (objectTest).
  * A number, string or boolean whose toBSON is a function falls through to
- * `typeof v !== 'object'`, where primitiveSize takes it as read; the rarer
- * object kinds go to otherTaggedSize / bytesOrRegExpSize. (Short source:
+ * `typeof v !== 'object'`, where primitiveSize takes it as read; tagged
+ * values other than ObjectIds go to otherTaggedSize. (Short source:
  * V8 parses and compiles it at a key list's first uses, in the
  * application's first calls: tweet's sizers took 6.5 ms at their 4th call.)
  */
@@ -172,7 +166,8 @@ else if (${objectTest(isArray, read => `typeof (tag = ${read('._bsontype')}) ===
   else {${clsOfTag} total += otherTaggedSize(st, ${name}, ${isArray}, v, tag, iu, stack); }
 } else if (v instanceof Date || isDate(v)) {${cls(CLS_DATE)} total += eightByteSize(${nb}); }
 else {${cls(CLS_OTHER)}
-  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || isAnyArrayBuffer(v) || v instanceof RegExp || isRegExp(v)) total += bytesOrRegExpSize(${nb}, v);
+  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || isAnyArrayBuffer(v)) total += ${nb} + 1 + (1 + 4 + 1) + v.byteLength;
+  else if (v instanceof RegExp || isRegExp(v)) total += regExpSize(${nb}, v);
   else {
     if (onCalcPath(st, v)) throw new BSONError('Cannot convert circular structure to BSON');
     stack.push(v, iu | ${pos << 2});
