@@ -1,9 +1,8 @@
 //! The fast path: runs of fixed-size elements (numbers, dates, booleans,
 //! null/MinKey/MaxKey, ObjectIds, Decimal128, short strings, regular
 //! expressions and binaries from the bytes tape, ASCII pieces of the rope)
-//! whose keys come from the key
-//! table or are array indices, written into a window of `FAST_ROOM` bytes
-//! while the output has room for it.
+//! whose keys come from the key table or are array indices, written into a
+//! window of `FAST_ROOM` bytes while the output has room for it.
 //! Each arm writes the same bytes as the kind's arm in `run_inner`
 //! (the tests run every tape with a small and a roomy output and compare).
 //! Calls `ops`, `out`.
