@@ -8,6 +8,7 @@ const { selfCheck } = require('./selfcheck');
 const { COMPILE_AFTER } = require('./shaped/table');
 
 const codecs = new WeakMap();
+const documentReaders = new WeakMap(); // codec -> its deserializeAt (see documentReader)
 let warmedUp = false; // (once per process: every copy's codec runs the same functions)
 
 /**
@@ -114,7 +115,7 @@ function createCodec(bson) {
     const createDeserializer = require('./deserialize');
     const { serialize, serializeWithBufferAndIndex, calculateObjectSize, setInternalBufferSize } =
       createSerializer(bson);
-    const { deserialize, deserializeStream } = createDeserializer(bson);
+    const { deserialize, deserializeStream, deserializeAt } = createDeserializer(bson);
     codec = Object.freeze({
       serialize,
       serializeWithBufferAndIndex,
@@ -123,11 +124,20 @@ function createCodec(bson) {
       calculateObjectSize,
       setInternalBufferSize
     });
+    documentReaders.set(codec, deserializeAt);
     if (!TESTED_BSON.includes(version)) selfCheck(bson, codec, `bson ${version}`);
     if (!warmedUp) warmUp(bson, codec);
     codecs.set(bson, codec);
   }
   return codec;
+}
+
+/**
+ * The codec's `deserializeAt(buffer, index, copy)` (lib/deserialize.js), for
+ * the driver plug-in's OnDemandDocument#toObject; null without the addon.
+ */
+function documentReader(codec) {
+  return documentReaders.get(codec) ?? null;
 }
 
 /**
@@ -143,4 +153,4 @@ function bsonNamespace(bson, codec) {
   return Object.freeze(namespace);
 }
 
-module.exports = { createCodec, bsonNamespace, isSupportedVersion, SUPPORTED_BSON, TESTED_BSON, CODEC_NAMES };
+module.exports = { createCodec, documentReader, bsonNamespace, isSupportedVersion, SUPPORTED_BSON, TESTED_BSON, CODEC_NAMES };

@@ -16,7 +16,7 @@
 // classes the driver, and Mongoose on top of it, check against.
 const fs = require('node:fs');
 const path = require('node:path');
-const { createCodec, isSupportedVersion, SUPPORTED_BSON, CODEC_NAMES } = require('./codec');
+const { createCodec, documentReader, isSupportedVersion, SUPPORTED_BSON, CODEC_NAMES } = require('./codec');
 // False when bson-rs runs without its native addon (js-bson's own functions, see ./loader.js).
 const { loaded: native } = require('./loader');
 
@@ -131,6 +131,46 @@ function setExport(bson, name, value) {
   else Object.defineProperty(bson, name, { ...d, value });
 }
 
+// The driver reads each document of a reply (each of a find's documents)
+// through OnDemandDocument#toObject, which calls deserialize with
+// `{ ...options, index: this.offset, allowObjectSmallerThanBufferSize: true }`.
+// Made so for every document, that object gets a hidden class of its own
+// (V8 11, Node 20), so making it and every read of it missed V8's caches:
+// ~2 us a document, more than reading the document. Where the method's
+// source is exactly this one, install replaces it with one that makes the
+// same reads in the same order (the bson module's deserialize, this.bson,
+// the spread of options, this.offset) and hands the spread's copy to the
+// codec, which reads the settings from it as js-bson would from that object.
+const ON_DEMAND_FILE = path.join('lib', 'cmap', 'wire_protocol', 'on_demand', 'document.js');
+const TO_OBJECT_SOURCE =
+  'toObject(options) { return (0, bson_1.deserialize)(this.bson, { ...options, index: this.offset, allowObjectSmallerThanBufferSize: true }); }';
+
+/** Replaces the driver's OnDemandDocument#toObject (see above); returns what restore needs, or null if it is left as it is. */
+function patchToObject(where, bson, codec) {
+  const deserializeAt = documentReader(codec);
+  // (only a module the driver has loaded: the file the driver's own requires found)
+  const cached = require.cache[path.join(where.mongodbDir, ON_DEMAND_FILE)];
+  const OnDemandDocument = cached?.exports?.OnDemandDocument;
+  if (deserializeAt === null || typeof OnDemandDocument !== 'function') return null;
+  const proto = OnDemandDocument.prototype;
+  const descriptor = Object.getOwnPropertyDescriptor(proto, 'toObject');
+  if (descriptor === undefined || typeof descriptor.value !== 'function' || !descriptor.writable || !descriptor.configurable) return null;
+  const original = descriptor.value;
+  if (Function.prototype.toString.call(original).replace(/\s+/g, ' ') !== TO_OBJECT_SOURCE) return null;
+  const ours = codec.deserialize;
+  const toObject = {
+    toObject(options) {
+      // (someone else's deserialize on the module since: the driver's own method calls that)
+      if (bson.deserialize !== ours) return original.call(this, options);
+      const bytes = this.bson;
+      const copy = { ...options };
+      return deserializeAt(bytes, this.offset, copy);
+    }
+  }.toObject;
+  Object.defineProperty(proto, 'toObject', { ...descriptor, value: toObject });
+  return Object.freeze({ proto, descriptor, toObject });
+}
+
 /**
  * Routes the given driver's codec through bson-rs. Installing twice is harmless.
  * Returns a description of what was patched; `native: false` there (and the
@@ -169,8 +209,9 @@ function install(mongodb) {
   for (const name of CODEC_NAMES) namespace[name] = codec[name];
   Object.freeze(namespace);
 
+  const toObject = patchToObject(where, bson, codec);
   Object.defineProperty(bson, STATE, {
-    value: Object.freeze({ originals: Object.freeze(originals), codec, namespace, info }),
+    value: Object.freeze({ originals: Object.freeze(originals), codec, namespace, info, toObject }),
     configurable: true,
     enumerable: false,
     writable: false
@@ -186,6 +227,10 @@ function restore(bson) {
   if (state === undefined) return false;
   for (const name of CODEC_NAMES) setExport(bson, name, state.originals[name]);
   setExport(bson, 'BSON', state.originals.BSON);
+  const patched = state.toObject;
+  if (patched !== null && patched.proto.toObject === patched.toObject) {
+    Object.defineProperty(patched.proto, 'toObject', patched.descriptor);
+  }
   delete bson[STATE];
   registry.delete(bson);
   return true;
