@@ -15,7 +15,9 @@
 // that call gets a row of its own.
 //
 // Options (environment): BENCH_DOCS (10000), BENCH_ROUNDS (10), BENCH_WARMUP (2),
-// BENCH_STACK (mongoose | mongoose8: run that stack only, in this process).
+// BENCH_STACK (mongoose | mongoose8: run that stack only, in this process),
+// BENCH_CASES (a regular expression: only the cases whose names match, e.g. 'find' for a profile),
+// BENCH_MODES (js | rs: run only that codec, for a profile of it alone; the other column is NaN).
 // Run with --expose-gc (as the npm script does) to collect garbage before each timed run.
 const net = require('node:net');
 const path = require('node:path');
@@ -271,6 +273,10 @@ async function main() {
     }
   ];
 
+  if (process.env.BENCH_CASES) {
+    const only = new RegExp(process.env.BENCH_CASES);
+    cases.splice(0, cases.length, ...cases.filter((c) => only.test(c.name)));
+  }
   const times = new Map(cases.map((c) => [c.name, { js: [], rs: [] }]));
   const setMode = (mode) => {
     if (mode === 'rs') driver.install(mongodb);
@@ -278,7 +284,8 @@ async function main() {
   };
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
     for (const c of cases) {
-      const order = (round + cases.indexOf(c)) % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
+      let order = (round + cases.indexOf(c)) % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
+      if (process.env.BENCH_MODES) order = order.filter((mode) => process.env.BENCH_MODES.includes(mode));
       for (const mode of order) {
         setMode(mode);
         if (typeof globalThis.gc === 'function') globalThis.gc();
