@@ -185,9 +185,15 @@ function startResponder(docs) {
     socket.setNoDelay(true);
     let pending = [];
     let pendingLength = 0;
+    let need = 0; // the length of the message being received, once its first 4 bytes are in
     socket.on('data', (chunk) => {
       pending.push(chunk);
       pendingLength += chunk.length;
+      // (a message is joined once it is whole: joining the chunks at each one
+      // was quadratic, ~30 ms of each 10,000-document insertMany, in both modes)
+      if (need === 0 && pendingLength >= 4) need = (pending[0].length >= 4 ? pending[0] : Buffer.concat(pending)).readInt32LE(0);
+      if (pendingLength < need) return;
+      need = 0;
       let buf = pending.length === 1 ? pending[0] : Buffer.concat(pending, pendingLength);
       let offset = 0;
       while (buf.length - offset >= 4) {
