@@ -643,6 +643,52 @@ test('index and allowObjectSmallerThanBufferSize', () => {
   }
 });
 
+test('an options object is read as js-bson reads it (getters and Proxy traps, in order)', () => {
+  const bytes = js.serialize({ a: 1, n: js.Long.fromNumber(5), s: 'x' });
+  const padded = Buffer.concat([Buffer.from([7, 7]), bytes, Buffer.from([9])]);
+  const sets = [
+    [bytes, {}],
+    [bytes, { promoteLongs: false }],
+    [bytes, { promoteValues: false, bsonRegExp: true, validation: { utf8: false } }],
+    [bytes, { fieldsAsRaw: { a: 1 }, raw: false, useBigInt64: true }],
+    [padded, { index: 2, allowObjectSmallerThanBufferSize: true }],
+    [bytes, { index: 0, allowObjectSmallerThanBufferSize: false, promoteBuffers: true }]
+  ];
+  const logged = (log, base) =>
+    new Proxy(base, {
+      get(t, k, r) {
+        log.push(`get ${String(k)}`);
+        return Reflect.get(t, k, r);
+      },
+      ownKeys(t) {
+        log.push('ownKeys');
+        return Reflect.ownKeys(t);
+      },
+      getOwnPropertyDescriptor(t, k) {
+        log.push(`gOPD ${String(k)}`);
+        return Reflect.getOwnPropertyDescriptor(t, k);
+      },
+      getPrototypeOf(t) {
+        log.push('getPrototypeOf');
+        return Reflect.getPrototypeOf(t);
+      },
+      has(t, k) {
+        log.push(`has ${String(k)}`);
+        return Reflect.has(t, k);
+      }
+    });
+  for (const [buffer, base] of sets) {
+    const theirs = [];
+    const ours = [];
+    const a = outcome(() => js.deserialize(buffer, logged(theirs, base)));
+    const b = outcome(() => rs.deserialize(buffer, logged(ours, base)));
+    assert.ok(!a.error && !b.error, JSON.stringify(base));
+    deepSame(b.value, a.value);
+    assert.ok(theirs.length > 3, theirs.join(', '));
+    assert.deepStrictEqual(ours, theirs, JSON.stringify(base));
+  }
+});
+
 test('deserializeStream matches js-bson', () => {
   const docs = [{ a: 1 }, { b: 'two', c: [1, 2] }, { d: new js.ObjectId(), e: { f: null } }];
   const data = Buffer.concat([Buffer.from([0, 0]), ...docs.map(d => js.serialize(d))]);

@@ -124,7 +124,9 @@ function createOptionsReader(BSONError, readsInheritedOptions) {
   function readOptions(buffer, options) {
     options = options == null ? {} : options;
     const index = options && options.index ? options.index : 0;
+    // (read twice, as internalDeserialize's two size checks read it; the first read decides)
     const allowSmaller = options.allowObjectSmallerThanBufferSize;
+    options.allowObjectSmallerThanBufferSize; // eslint-disable-line no-unused-expressions
     // deserializeObject reads its settings from an own-property copy (7.3+),
     // or from the options object itself, inherited ones too (6.x, 7.0-7.2).
     return readSettings(buffer, readsInheritedOptions ? options : { ...options }, index, allowSmaller);
