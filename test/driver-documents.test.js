@@ -248,3 +248,168 @@ describe('a driver whose OnDemandDocument#toObject is not the known one', () => 
     }
   });
 });
+
+// CursorResponse#shift under the plug-in (lib/driver.js patchShift): it reads
+// each document of a batch without building the driver's OnDemandDocument for
+// it; everything it does not model goes to the driver's own method.
+const RESPONSES = path.join('lib', 'cmap', 'wire_protocol', 'responses.js');
+
+/** A find reply's bytes whose first batch holds `documents` (or what `edit` makes of them). */
+function cursorReply(bson, documents, edit = (bytes) => bytes) {
+  return edit(Buffer.from(bson.serialize({ cursor: { firstBatch: documents, id: 0, ns: 'db.c' }, ok: 1 })));
+}
+
+/** Each shift's outcome (and `iterated` after it) until the batch is done or a shift throws twice. */
+function shiftAll(response, options, bson) {
+  const steps = [];
+  let errors = 0;
+  for (let i = 0; i < 12 && errors < 2; i++) {
+    let done = false;
+    const text = outcome(() => {
+      const value = response.shift(options);
+      done = value === null;
+      return value;
+    }, bson);
+    if (text.startsWith('throws')) errors++;
+    steps.push(`${text} @${response.iterated}`);
+    if (done) break;
+  }
+  return steps;
+}
+
+/** Replaces the first occurrence of `from` (bytes) in `bytes` with `to`, same length. */
+function patchBytes(bytes, from, to) {
+  const at = bytes.indexOf(Buffer.from(from));
+  assert.ok(at > 0 && from.length === to.length);
+  Buffer.from(to).copy(bytes, at);
+  return bytes;
+}
+
+for (const [stack, dir] of Object.entries(STACKS)) {
+  describe(`CursorResponse#shift under the plug-in, ${stack}`, () => {
+    const mongodb = require(dir);
+    const { CursorResponse, MongoDBResponse } = require(path.join(dir, RESPONSES));
+    const { OnDemandDocument } = require(path.join(dir, ON_DEMAND));
+    const bson = driver.driverBson(mongodb);
+    const proto = CursorResponse.prototype;
+    const documents = () => [...batch(bson).offsets.keys()].map((i) => [{ ok: 1 }, { k: 'v', n: [1, { m: 2 }] }, { s: 'héllo', at: new Date(5), big: bson.Long.fromString('9007199254740993') }][i]);
+
+    /** Both methods' steps over fresh responses of the same bytes (`prepare` runs on each response first). */
+    function compare(original, patched, bytes, options, prepare = () => {}) {
+      const theirs = new CursorResponse(bytes);
+      prepare(theirs);
+      const ours = new CursorResponse(bytes);
+      prepare(ours);
+      const theirSteps = shiftAll({ shift: (o) => original.call(theirs, o), get iterated() { return theirs.iterated; } }, options, bson);
+      const ourSteps = shiftAll({ shift: (o) => patched.call(ours, o), get iterated() { return ours.iterated; } }, options, bson);
+      assert.deepStrictEqual(ourSteps, theirSteps, `options ${JSON.stringify(options)}`);
+      return ourSteps;
+    }
+
+    it('is replaced by install and restored, descriptor and all, by uninstall', (t) => {
+      const before = Object.getOwnPropertyDescriptor(proto, 'shift');
+      driver.install(mongodb);
+      t.after(() => driver.uninstall(mongodb));
+      const during = Object.getOwnPropertyDescriptor(proto, 'shift');
+      assert.notStrictEqual(during.value, before.value, 'replaced');
+      assert.deepStrictEqual({ ...during, value: null }, { ...before, value: null }, 'same attributes');
+      assert.strictEqual(during.value.name, 'shift');
+      assert.strictEqual(during.value.length, 1);
+      driver.uninstall(mongodb);
+      assert.deepStrictEqual(Object.getOwnPropertyDescriptor(proto, 'shift'), before, 'restored');
+    });
+
+    it("returns the driver's own documents for every option set, raw included", (t) => {
+      const original = proto.shift;
+      const bytes = cursorReply(bson, documents());
+      driver.install(mongodb);
+      t.after(() => driver.uninstall(mongodb));
+      assert.notStrictEqual(proto.shift, original);
+      for (const options of [...OPTION_SETS, { raw: true }, { ...driverOptions, raw: true }]) {
+        const steps = compare(original, proto.shift, bytes, options);
+        assert.ok(steps.length >= 2, JSON.stringify(steps));
+      }
+      assert.match(compare(original, proto.shift, bytes, undefined).join('\n'), /héllo/);
+    });
+
+    it("gives the driver's own errors, and leaves the cursor where the driver's method does", (t) => {
+      const original = proto.shift;
+      driver.install(mongodb);
+      t.after(() => driver.uninstall(mongodb));
+      const cases = {
+        // not a document: the driver's "BSON element "1" is missing"
+        'a string in the batch': cursorReply(bson, [{ a: 1 }, 'x', { b: 2 }]),
+        'a number in the batch': cursorReply(bson, [7]),
+        // an invalid string inside a document: deserialize's error, or U+FFFD without validation
+        'invalid UTF-8': cursorReply(bson, [{ s: 'abc' }, { t: 1 }], (b) => patchBytes(b, 'abc', [0x61, 0xff, 0x63])),
+        // a string's length past its document: the driver's own element index throws first
+        'a string running past its document': cursorReply(bson, [{ s: 'abc', z: 1 }], (b) => patchBytes(b, [4, 0, 0, 0, 0x61], [40, 0, 0, 0, 0x61])),
+        // a document's declared size too small: neither reads it
+        'a bad document size': cursorReply(bson, [{ s: 'abcd' }], (b) => patchBytes(b, [0x11, 0, 0, 0, 2, 0x73], [0x05, 0, 0, 0, 2, 0x73]))
+      };
+      const stepsByCase = {};
+      for (const [name, bytes] of Object.entries(cases)) {
+        for (const options of [undefined, driverOptions, { ...driverOptions, validation: { utf8: false } }]) {
+          stepsByCase[name] = compare(original, proto.shift, bytes, options);
+        }
+      }
+      for (const name of ['a string in the batch', 'a number in the batch', 'a string running past its document', 'a bad document size']) {
+        assert.ok(stepsByCase[name].some((s) => s.startsWith('throws')), `${name}: ${stepsByCase[name]}`);
+      }
+      assert.match(stepsByCase['invalid UTF-8'][0], /\uFFFD/);
+    });
+
+    it('agrees on a batch element the driver looked up before, and steps aside for an encrypted reply', (t) => {
+      const original = proto.shift;
+      const bytes = cursorReply(bson, documents());
+      driver.install(mongodb);
+      t.after(() => driver.uninstall(mongodb));
+      compare(original, proto.shift, bytes, driverOptions, (r) => r.batch.get(1, bson.BSONType.object, true));
+      const calls = [];
+      const decorated = compare(original, proto.shift, bytes, driverOptions, (r) => {
+        r.encryptedResponse = new MongoDBResponse(bytes);
+        const get = r.encryptedBatch.get;
+        r.encryptedBatch.get = function (...args) {
+          calls.push(args[0]);
+          return get.apply(this, args);
+        };
+      });
+      assert.ok(decorated.length >= 3);
+      assert.deepStrictEqual(calls, [0, 1, 2, 0, 1, 2], 'both methods read the encrypted batch');
+    });
+
+    it("calls the driver's own method under someone else's deserialize or toObject", (t) => {
+      const bytes = cursorReply(bson, documents());
+      driver.install(mongodb);
+      t.after(() => driver.uninstall(mongodb));
+      const installed = bson.deserialize;
+      const seen = [];
+      bson.deserialize = function spy(buffer, options) {
+        seen.push(options.index);
+        return installed(buffer, options);
+      };
+      try {
+        assert.deepStrictEqual(new CursorResponse(bytes).shift(driverOptions), { ok: 1 });
+      } finally {
+        bson.deserialize = installed;
+      }
+      assert.strictEqual(seen.length, 1);
+      const documentProto = OnDemandDocument.prototype;
+      const ourToObject = documentProto.toObject;
+      const offsets = [];
+      documentProto.toObject = function wrapped(options) {
+        offsets.push(this.offset);
+        return ourToObject.call(this, options);
+      };
+      try {
+        const response = new CursorResponse(bytes);
+        assert.deepStrictEqual(response.shift(driverOptions), { ok: 1 });
+        assert.deepStrictEqual(response.shift(driverOptions), { k: 'v', n: [1, { m: 2 }] });
+      } finally {
+        documentProto.toObject = ourToObject;
+      }
+      // ({ ok: 1 } is 13 bytes; the next element's type byte and name "1" come before the next document)
+      assert.deepStrictEqual(offsets, [seen[0], seen[0] + 13 + 3]);
+    });
+  });
+}
