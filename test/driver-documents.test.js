@@ -5,6 +5,8 @@
 // driver's own method returns (values, classes, errors) for every option set,
 // reads the options in the same order, and steps aside for a deserialize it
 // did not install. A driver whose method differs from the known source keeps it.
+// The same for CursorResponse#shift (below), which also leaves the driver's
+// own method everything it does not model (raw, encrypted replies, errors).
 const { describe, it } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
@@ -16,6 +18,7 @@ const { traced } = require('./support/traps');
 
 const ROOT = path.join(__dirname, '..');
 const ON_DEMAND = path.join('lib', 'cmap', 'wire_protocol', 'on_demand', 'document.js');
+const RESPONSES = path.join('lib', 'cmap', 'wire_protocol', 'responses.js');
 const STACKS = {
   'mongodb 7 (bson 7)': path.join(ROOT, 'node_modules', 'mongodb'),
   'mongodb 6 (bson 6)': path.join(ROOT, 'node_modules', 'mongoose8', 'node_modules', 'mongodb')
@@ -196,8 +199,8 @@ for (const [stack, dir] of Object.entries(STACKS)) {
 }
 
 describe('a driver whose OnDemandDocument#toObject is not the known one', () => {
-  /** A mongodb package (version 7.5.0) over our bson whose document.js has the given toObject body, loaded as the driver would. */
-  function fakeDriver(t, toObjectSource) {
+  /** A mongodb package (version 7.5.0) over our bson whose document.js has the given toObject body (and responses.js the given source), loaded as the driver would. */
+  function fakeDriver(t, toObjectSource, responsesSource = null) {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bson-rs-ondemand-'));
     t.after(() => fs.rmSync(root, { recursive: true, force: true }));
     const mongodb = path.join(root, 'node_modules', 'mongodb');
@@ -210,10 +213,12 @@ describe('a driver whose OnDemandDocument#toObject is not the known one', () => 
       path.join(mongodb, ON_DEMAND),
       `'use strict';\nconst bson_1 = require('../../../bson');\nclass OnDemandDocument {\n  constructor(bson, offset) { this.bson = bson; this.offset = offset; }\n  ${toObjectSource}\n}\nexports.OnDemandDocument = OnDemandDocument;\n`
     );
-    fs.writeFileSync(
-      path.join(mongodb, 'lib', 'index.js'),
-      "'use strict';\nexports.OnDemandDocument = require('./cmap/wire_protocol/on_demand/document').OnDemandDocument;\nexports.MongoClient = class MongoClient {};\n"
-    );
+    let index = "'use strict';\nexports.OnDemandDocument = require('./cmap/wire_protocol/on_demand/document').OnDemandDocument;\nexports.MongoClient = class MongoClient {};\n";
+    if (responsesSource !== null) {
+      fs.writeFileSync(path.join(mongodb, RESPONSES), responsesSource);
+      index += "exports.CursorResponse = require('./cmap/wire_protocol/responses').CursorResponse;\n";
+    }
+    fs.writeFileSync(path.join(mongodb, 'lib', 'index.js'), index);
     return require(mongodb);
   }
   const KNOWN = `toObject(options) {
@@ -231,6 +236,46 @@ describe('a driver whose OnDemandDocument#toObject is not the known one', () => 
     t.after(() => driver.uninstall()); // (all copies: the folder is gone by then)
     assert.strictEqual(driver.isInstalled(mongodb), true);
     assert.strictEqual(mongodb.OnDemandDocument.prototype.toObject, original);
+  });
+
+  // mongodb 7's CursorResponse#shift, as the driver's file has it
+  const KNOWN_SHIFT = fs
+    .readFileSync(path.join(STACKS['mongodb 7 (bson 7)'], RESPONSES), 'utf8')
+    .match(/\n {4}shift\(options\) \{\n {8}if \(this\.iterated >= this\.batchSize\)[\s\S]*?\n {4}\}\n/)[0];
+  /** responses.js of a fake driver: a CursorResponse with `shiftSource` over a two-element batch whose index gives document offset `indexed` (the driver's own get: 5). */
+  function responses(shiftSource, indexed) {
+    return `'use strict';
+const bson_1 = require('../../bson');
+const utils_1 = {};
+class CursorResponse {
+  constructor(bytes) { this.iterated = 0; this._batch = { isArray: true, cache: Object.create(null), elements: [[3, 0, 0, ${indexed}, 0], [2, 0, 0, 0, 0]], bson: bytes, get(i) { this.cache[i] = { offset: 5, bson: this.bson }; return this.cache[i]; } }; }
+  get batchSize() { return 2; }
+  get encryptedBatch() { return null; }
+  get batch() { return this._batch; }
+${shiftSource}
+}
+exports.CursorResponse = CursorResponse;
+`;
+  }
+
+  it("a CursorResponse#shift whose source or batch layout is not the known one is kept", (t) => {
+    const kept = [
+      ['a changed source', KNOWN_SHIFT.replace('this.iterated += 1;', 'this.iterated++;'), 5],
+      ['an element index the probe does not recognise', KNOWN_SHIFT, 999]
+    ];
+    for (const [what, source, indexed] of [...kept, ['the known source and layout (the control)', KNOWN_SHIFT, 5]]) {
+      const mongodb = fakeDriver(t, KNOWN, responses(source, indexed));
+      const original = mongodb.CursorResponse.prototype.shift;
+      const originalToObject = mongodb.OnDemandDocument.prototype.toObject;
+      driver.install(mongodb);
+      try {
+        assert.notStrictEqual(mongodb.OnDemandDocument.prototype.toObject, originalToObject, `${what}: toObject replaced`);
+        const replaced = mongodb.CursorResponse.prototype.shift !== original;
+        assert.strictEqual(replaced, indexed === 5 && source === KNOWN_SHIFT, what);
+      } finally {
+        driver.uninstall();
+      }
+    }
   });
 
   it('the known source (its layout aside) is replaced, and gives the same documents', (t) => {
@@ -252,7 +297,6 @@ describe('a driver whose OnDemandDocument#toObject is not the known one', () => 
 // CursorResponse#shift under the plug-in (lib/driver.js patchShift): it reads
 // each document of a batch without building the driver's OnDemandDocument for
 // it; everything it does not model goes to the driver's own method.
-const RESPONSES = path.join('lib', 'cmap', 'wire_protocol', 'responses.js');
 
 /** A find reply's bytes whose first batch holds `documents` (or what `edit` makes of them). */
 function cursorReply(bson, documents, edit = (bytes) => bytes) {
