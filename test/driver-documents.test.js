@@ -121,6 +121,20 @@ function loggingOptions(log) {
   return traced(options, log);
 }
 
+/** Installing replaces proto[name] by a method of the same name and arity (same attributes); uninstalling restores the exact descriptor. */
+function assertReplacedAndRestored(t, mongodb, proto, name) {
+  const before = Object.getOwnPropertyDescriptor(proto, name);
+  driver.install(mongodb);
+  t.after(() => driver.uninstall(mongodb));
+  const during = Object.getOwnPropertyDescriptor(proto, name);
+  assert.notStrictEqual(during.value, before.value, 'replaced');
+  assert.deepStrictEqual({ ...during, value: null }, { ...before, value: null }, 'same attributes');
+  assert.strictEqual(during.value.name, name);
+  assert.strictEqual(during.value.length, 1);
+  driver.uninstall(mongodb);
+  assert.deepStrictEqual(Object.getOwnPropertyDescriptor(proto, name), before, 'restored');
+}
+
 for (const [stack, dir] of Object.entries(STACKS)) {
   describe(`OnDemandDocument#toObject under the plug-in, ${stack}`, () => {
     const mongodb = require(dir);
@@ -129,16 +143,7 @@ for (const [stack, dir] of Object.entries(STACKS)) {
     const proto = OnDemandDocument.prototype;
 
     it('is replaced by install and restored, descriptor and all, by uninstall', (t) => {
-      const before = Object.getOwnPropertyDescriptor(proto, 'toObject');
-      driver.install(mongodb);
-      t.after(() => driver.uninstall(mongodb));
-      const during = Object.getOwnPropertyDescriptor(proto, 'toObject');
-      assert.notStrictEqual(during.value, before.value, 'replaced');
-      assert.deepStrictEqual({ ...during, value: null }, { ...before, value: null }, 'same attributes');
-      assert.strictEqual(during.value.name, 'toObject');
-      assert.strictEqual(during.value.length, 1);
-      driver.uninstall(mongodb);
-      assert.deepStrictEqual(Object.getOwnPropertyDescriptor(proto, 'toObject'), before, 'restored');
+      assertReplacedAndRestored(t, mongodb, proto, 'toObject');
     });
 
     it("returns the driver's own result for every option set (values, classes, errors)", (t) => {
@@ -351,16 +356,7 @@ for (const [stack, dir] of Object.entries(STACKS)) {
     }
 
     it('is replaced by install and restored, descriptor and all, by uninstall', (t) => {
-      const before = Object.getOwnPropertyDescriptor(proto, 'shift');
-      driver.install(mongodb);
-      t.after(() => driver.uninstall(mongodb));
-      const during = Object.getOwnPropertyDescriptor(proto, 'shift');
-      assert.notStrictEqual(during.value, before.value, 'replaced');
-      assert.deepStrictEqual({ ...during, value: null }, { ...before, value: null }, 'same attributes');
-      assert.strictEqual(during.value.name, 'shift');
-      assert.strictEqual(during.value.length, 1);
-      driver.uninstall(mongodb);
-      assert.deepStrictEqual(Object.getOwnPropertyDescriptor(proto, 'shift'), before, 'restored');
+      assertReplacedAndRestored(t, mongodb, proto, 'shift');
     });
 
     it("returns the driver's own documents for every option set, raw included", (t) => {
