@@ -288,7 +288,7 @@ function install(mongodb) {
   const toObject = patchToObject(where, bson, codec);
   const shift = patchShift(where, bson, codec, toObject);
   Object.defineProperty(bson, STATE, {
-    value: Object.freeze({ originals: Object.freeze(originals), codec, namespace, info, patches: [toObject, shift] }),
+    value: Object.freeze({ originals: Object.freeze(originals), codec, namespace, info, patches: Object.freeze([toObject, shift]) }),
     configurable: true,
     enumerable: false,
     writable: false
