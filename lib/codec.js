@@ -134,7 +134,8 @@ function createCodec(bson) {
 
 /**
  * The codec's `deserializeAt(buffer, index, copy)` (lib/deserialize.js), for
- * the driver plug-in's OnDemandDocument#toObject; null without the addon.
+ * the driver plug-in's OnDemandDocument#toObject and CursorResponse#shift;
+ * null without the addon.
  */
 function documentReader(codec) {
   return documentReaders.get(codec) ?? null;
