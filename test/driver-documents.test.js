@@ -203,7 +203,7 @@ for (const [stack, dir] of Object.entries(STACKS)) {
   });
 }
 
-describe('a driver whose OnDemandDocument#toObject is not the known one', () => {
+describe('a driver whose OnDemandDocument#toObject or CursorResponse#shift is not the known one', () => {
   /** A mongodb package (version 7.5.0) over our bson whose document.js has the given toObject body (and responses.js the given source), loaded as the driver would. */
   function fakeDriver(t, toObjectSource, responsesSource = null) {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bson-rs-ondemand-'));
@@ -341,7 +341,7 @@ for (const [stack, dir] of Object.entries(STACKS)) {
     const { OnDemandDocument } = require(path.join(dir, ON_DEMAND));
     const bson = driver.driverBson(mongodb);
     const proto = CursorResponse.prototype;
-    const documents = () => [...batch(bson).offsets.keys()].map((i) => [{ ok: 1 }, { k: 'v', n: [1, { m: 2 }] }, { s: 'héllo', at: new Date(5), big: bson.Long.fromString('9007199254740993') }][i]);
+    const documents = () => [{ ok: 1 }, { k: 'v', n: [1, { m: 2 }] }, { s: 'héllo', at: new Date(5), big: bson.Long.fromString('9007199254740993') }];
 
     /** Both methods' steps over fresh responses of the same bytes (`prepare` runs on each response first). */
     function compare(original, patched, bytes, options, prepare = () => {}) {
