@@ -722,8 +722,13 @@ function createWalk(bson, layout) {
 
   /** The shape node of an object frame's key list, if compiled (through `parent`'s slot at `pos`, 1-based, 0 = none). */
   function compiledNode(keys, parent, pos) {
-    const hint = parent === null ? undefined : parent.slots[pos - 1];
-    if (hint !== undefined && hint.body !== null && sameKeys(hint.keys, keys)) return hint;
+    if (parent !== null) {
+      // the two nodes the table keeps for this position (see table.js setSlot)
+      const hint = parent.slots[pos - 1];
+      if (hint !== undefined && hint.body !== null && sameKeys(hint.keys, keys)) return hint;
+      const alt = parent.alts[pos - 1];
+      if (alt !== undefined && alt.body !== null && sameKeys(alt.keys, keys)) return alt;
+    }
     if (keys.length > MAX_SHAPE_KEYS) return null;
     const node = shapes.lookUp(keys, parent, pos);
     return node !== null && node.body !== null ? node : null;
