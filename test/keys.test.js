@@ -63,11 +63,12 @@ test('the first window is short; documents whose subdocuments share memo slots k
     `),
     [false, true, true, true]
   );
-  // two subdocuments at one depth: their keys share memo slots and miss them on every call,
-  // but they are cached (Map hits, not fresh keys), so the window stays warm and they stay defined
+  // two documents in one array: their keys share memo slots (the row of the array's
+  // elements) and miss them on every call, but they are cached (Map hits, not fresh
+  // keys), so the window stays warm and they stay defined
   assert.deepStrictEqual(
     run(`
-      const doc = { a: { x: 1, y: 'v' }, b: { p: 2, q: 'w' } };
+      const doc = { list: [{ x: 1, y: 'v' }, { p: 2, q: 'w' }] };
       for (let i = 0; i < 10000; i++) rs.serialize(doc);
       rs.serialize({ one_more: 1 }); // (a window ends at a fresh key)
       console.log(JSON.stringify([keyCacheState('p').cold, keyCacheState('p').defined, Buffer.from(rs.serialize(doc)).equals(js.serialize(doc))]));
@@ -95,6 +96,18 @@ test('cold window: a key that recurs at its slot is defined; the bytes are the s
   assert.strictEqual(keyCacheState('recurring_key').defined, false);
   for (let i = 0; i < 3; i++) same(doc());
   assert.strictEqual(keyCacheState('recurring_key').defined, true);
+  same(doc());
+});
+
+test('cold window: the keys of sibling documents recur at slots of their own, so they are defined', () => {
+  // (documents in a document get memo rows by their position: with one row per
+  // depth, a.k and b.k took turns at one slot, missed it on every call and were
+  // sent inline for good)
+  assert.strictEqual(keyCacheState('x').cold, true);
+  const doc = () => ({ a: { sibling_key_a: 1 }, b: { sibling_key_b: 2 }, [`fresh${Math.random()}`]: 3 });
+  for (let i = 0; i < 3; i++) same(doc());
+  assert.strictEqual(keyCacheState('sibling_key_a').defined, true);
+  assert.strictEqual(keyCacheState('sibling_key_b').defined, true);
   same(doc());
 });
 

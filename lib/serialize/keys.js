@@ -20,9 +20,13 @@ const keyNames = []; // by id (the native key table's keys, for serialize/small.
 let nextKeyId = 0;
 const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
 
-// Key memo of the walk, by slot = ((depth & 15) << 8) | (position & 255):
-// documents of one shape hit it with a pointer compare of the interned key
-// instead of a Map lookup (256 positions: flat_bson's 145 keys all hit).
+// Key memo of the walk, by slot = row | ((row + position) & 255), where a
+// document's row is its depth (bits 8-11) and an offset (bits 0-7) that
+// memoRow derives from its position in its parent: documents of one shape
+// hit it with a pointer compare of the interned key instead of a Map lookup
+// (256 positions: flat_bson's 145 keys all hit), and so do sibling
+// documents of different keys (full_bson's six code scopes missed on each
+// of their 27 keys when every document of a depth had one row).
 const memoKeys = new Array(4096).fill('');
 const memoEntries = new Int32Array(4096);
 
@@ -170,9 +174,14 @@ function keyName(id) {
   return keyNames[id];
 }
 
-/** The memo slot of the key at position `idx` (1-based, after the increment) at `depth`. */
-function memoSlot(depth, idx) {
-  return ((depth & 15) << 8) | (idx & 255);
+/** The memo row of a document at `depth` whose offset is derived from `at` (its parent's row plus its position there; 0 at the root). */
+function memoRow(depth, at) {
+  return ((depth & 15) << 8) | ((at * 37) & 255);
+}
+
+/** The memo slot of the key at position `idx` (1-based, after the increment) in a document of row `row`. */
+function memoSlot(row, idx) {
+  return (row & 0xf00) | ((row + idx) & 255);
 }
 
 /** For tests: whether the window is cold, and whether `key` is defined. */
@@ -180,4 +189,4 @@ function keyCacheState(key) {
   return { cold: window.cold, defined: keyCache.has(key), size: keyCache.size };
 }
 
-module.exports = { keyEntry, entryOf, keyWord, keyName, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED };
+module.exports = { keyEntry, entryOf, keyWord, keyName, memoRow, memoSlot, KEY_CACHE_MAX, countDocument, keyCacheState, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_REF, K_STAGED };

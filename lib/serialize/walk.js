@@ -11,7 +11,7 @@
 // what they cannot take they hand over with what they already read
 // (toBSONChecked / toBSONAbsent / pre).
 const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
-const { keyEntry, keyWord, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
+const { keyEntry, keyWord, memoRow, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
 const T = require('./types');
 const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
 const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
@@ -62,6 +62,7 @@ class Frame {
     this.iu = false;
     this.single = false; // one element handed over by a compiled frame (handOne)
     this.elementNode = null; // an array's: the compiled node its last document element had
+    this.memo = 0; // its key memo row (see memoRow)
   }
 }
 
@@ -245,7 +246,7 @@ function createLanes(bson, layout, types) {
    * checkKeys (`ck`) only a NUL needs the check: '$' and '.' keys, as in
    * { $set: { 'a.b': 1 } }, stay in the lane.
    */
-  function documentLane(walker, t, target, keys, idx, depth, key, value, ck) {
+  function documentLane(walker, t, target, keys, idx, memo, key, value, ck) {
     const checked = ck ? K_FLAGS : K_NUL; // the key flags that keyError may throw for
     let hand = HAND_NONE;
     let room = t.room(); // (as in arrayLane)
@@ -255,7 +256,7 @@ function createLanes(bson, layout, types) {
         hand = HAND_TOBSON;
         break;
       }
-      const entry = keyEntry(key, memoSlot(depth, idx), t);
+      const entry = keyEntry(key, memoSlot(memo, idx), t);
       if ((entry & checked) !== 0) {
         // a key to check: the generic path (toBSON is known to be absent; it copies the key again)
         hand = HAND_NO_TOBSON;
@@ -470,6 +471,8 @@ function createWalk(bson, layout) {
     let rustArr = fr.rustArr;
     let ck = fr.ck;
     let iu = fr.iu;
+    let memo = memoRow(base, 0);
+    fr.memo = memo;
 
     for (;;) {
       if (!t.hasRoom()) t.grow();
@@ -494,7 +497,7 @@ function createWalk(bson, layout) {
           key = keys[idx++];
           value = target[key];
           if (typeof value === 'number' || typeof value === 'string') {
-            idx = documentLane(walker, t, target, keys, idx, depth, key, value, ck);
+            idx = documentLane(walker, t, target, keys, idx, memo, key, value, ck);
             const hand = walker.hand;
             if (hand === HAND_NONE) continue;
             key = walker.key;
@@ -547,6 +550,7 @@ function createWalk(bson, layout) {
         keys = fr.keys;
         iter = fr.iter;
         idx = fr.idx;
+        memo = fr.memo;
         isArr = kind === KIND_ARR;
         rustArr = fr.rustArr;
         ck = fr.ck;
@@ -572,7 +576,7 @@ function createWalk(bson, layout) {
       } else if (typeof key === 'string') {
         // (a second keyEntry would find the lane's memo entry and, in a cold
         // window, define the key as if it had recurred)
-        const entry = laneEntry ? walker.entry : keyEntry(key, memoSlot(depth, idx), null);
+        const entry = laneEntry ? walker.entry : keyEntry(key, memoSlot(memo, idx), null);
         laneEntry = false;
         if ((entry & K_FLAGS) !== 0) keyError(entry, key, ck, BSONError);
         w = keyWord(entry);
@@ -658,7 +662,11 @@ function createWalk(bson, layout) {
       // enter `nested`
       if (depth + 1 >= SCAN_DEPTH) path.add(nested);
       fr.idx = idx;
+      // (a document in an array shares its row with its siblings, which often
+      // have its keys; one in a document gets a row of its own position)
+      memo = memoRow(depth + 1, isArr ? memo : memo + idx);
       fr = walker.frame(++depth);
+      fr.memo = memo;
       if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
       const nestedKind = frameKind(nested);
@@ -676,6 +684,7 @@ function createWalk(bson, layout) {
             writeEnd(t);
             fr = parent;
             depth--;
+            memo = fr.memo;
             continue;
           }
         }
