@@ -45,6 +45,12 @@ function childMain([name, op, lib, calls]) {
     if (d.pool) d.poolBytes = d.pool.map((x) => bson.serialize(x));
   }
   const n = Number(calls);
+  // The harness's own objects (js-bson's module, the document, what building
+  // it left) leave the young generation now: else the first scavenge, ~10 ms
+  // of copying them, fell inside one library's timed calls or the other's by
+  // chance (rounds of one row spanned 0.5-1.5x). Each library's own
+  // allocations, its require() included, still make and pay for theirs.
+  global.gc();
   // only the library timed is loaded (bson-rs loads js-bson's classes itself)
   const t1 = process.hrtime.bigint();
   const api = lib === 'rs' ? require('..') : bson;
@@ -56,7 +62,7 @@ function childMain([name, op, lib, calls]) {
 }
 
 function runChild(name, op, lib, calls) {
-  const r = spawnSync(process.execPath, [__filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.status !== 0) throw new Error(`cold child ${name} ${op} ${lib} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -116,7 +122,7 @@ function main() {
   const md = [
     '## Cold: a process\'s first calls',
     '',
-    `Speed-up = js-bson time / bson-rs time for the first N calls of a new process that loaded only that library and built only that document (N in the table: 1,000, fewer for big documents). Median over ${rounds} rounds of one child process per library. Measured ${json.generated.slice(0, 10)} with \`npm run bench:cold\` on ${machine}.`,
+    `Speed-up = js-bson time / bson-rs time for the first N calls of a new process that loaded only that library and built only that document (N in the table: 1,000, fewer for big documents). Median over ${rounds} rounds of one child process per library; each child collects its garbage (\`gc()\`) after building the document and before loading the library, so that the harness's objects are not scavenged inside the timed calls. Measured ${json.generated.slice(0, 10)} with \`npm run bench:cold\` on ${machine}.`,
     '',
     ...lines,
     '',
