@@ -11,13 +11,16 @@
 // bson-rs child (which goes first alternates); a round's ratio is js-bson time
 // / bson-rs time; reported: the median and range over rounds.
 //
-// Knobs (environment): BENCH_ROUNDS (5), BENCH_FILTER and BENCH_OPS (regular
+// Knobs (environment): BENCH_ROUNDS (9: with 5, the rows near 1.00x changed
+// sides from run to run), BENCH_FILTER and BENCH_OPS (regular
 // expressions on document and operation names), BENCH_OUT (bench/cold.json;
 // the markdown goes next to it as cold.md).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const v8 = require('node:v8');
+const vm = require('node:vm');
 
 const { buildDocuments } = require('./documents');
 const { OPERATIONS, makeSampler } = require('./workload');
@@ -32,6 +35,12 @@ function callsFor(bytes) {
 }
 
 function childMain([name, op, lib, calls]) {
+  // gc() without --expose-gc on the command line: that flag made every
+  // require() ~8 ms slower (Node's code cache of its own modules goes unused
+  // under other V8 flags), in the timed calls too; set, fetched, then unset.
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  v8.setFlagsFromString('--no-expose-gc');
   const t0 = process.hrtime.bigint();
   const bson = require('bson');
   const bsonNs = Number(process.hrtime.bigint() - t0);
@@ -50,7 +59,7 @@ function childMain([name, op, lib, calls]) {
   // of copying them, fell inside one library's timed calls or the other's by
   // chance (rounds of one row spanned 0.5-1.5x). Each library's own
   // allocations, its require() included, still make and pay for theirs.
-  global.gc();
+  gc();
   // only the library timed is loaded (bson-rs loads js-bson's classes itself)
   const t1 = process.hrtime.bigint();
   const api = lib === 'rs' ? require('..') : bson;
@@ -62,7 +71,7 @@ function childMain([name, op, lib, calls]) {
 }
 
 function runChild(name, op, lib, calls) {
-  const r = spawnSync(process.execPath, ['--expose-gc', __filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const r = spawnSync(process.execPath, [__filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.status !== 0) throw new Error(`cold child ${name} ${op} ${lib} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -73,7 +82,7 @@ function fmtMs(ns) {
 }
 
 function main() {
-  const rounds = Number(env.BENCH_ROUNDS) > 0 ? Number(env.BENCH_ROUNDS) : 5;
+  const rounds = Number(env.BENCH_ROUNDS) > 0 ? Number(env.BENCH_ROUNDS) : 9;
   const filter = env.BENCH_FILTER ? new RegExp(env.BENCH_FILTER) : null;
   const opFilter = env.BENCH_OPS ? new RegExp(env.BENCH_OPS) : null;
   const out = path.resolve(env.BENCH_OUT || path.join(__dirname, filter || opFilter ? 'cold.partial.json' : 'cold.json'));
