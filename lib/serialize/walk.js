@@ -662,11 +662,7 @@ function createWalk(bson, layout) {
       // enter `nested`
       if (depth + 1 >= SCAN_DEPTH) path.add(nested);
       fr.idx = idx;
-      // (a document in an array shares its row with its siblings, which often
-      // have its keys; one in a document gets a row of its own position)
-      memo = memoRow(depth + 1, isArr ? memo : memo + idx);
       fr = walker.frame(++depth);
-      fr.memo = memo;
       if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
       const nestedKind = frameKind(nested);
@@ -684,12 +680,16 @@ function createWalk(bson, layout) {
             writeEnd(t);
             fr = parent;
             depth--;
-            memo = fr.memo;
             continue;
           }
         }
         setFrame(fr, KIND_OBJ, nested, nestedTarget, nestedKeys, nestedCk, nestedIu, nestedRust);
       }
+      // its key memo row (from the parent's isArr, idx and row, still in the locals): a
+      // document in an array shares its row with its siblings, which often have its
+      // keys; one in a document gets a row of its own position
+      memo = memoRow(depth, isArr ? memo : memo + idx);
+      fr.memo = memo;
       kind = fr.kind;
       target = fr.target;
       keys = fr.keys;
