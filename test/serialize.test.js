@@ -676,6 +676,19 @@ test('a Binary over a Uint8Array subclass: its byteLength getter is not run (js-
   assert.strictEqual(reads, 0);
 });
 
+test('a Binary whose position runs past its data: zeros up to 16 bytes, as js-bson copies them one by one', () => {
+  // (up to 16 bytes the walk copies without reading the data's length)
+  for (let size = 1; size <= 16; size++) {
+    for (const have of [0, 1, size >> 1, size - 1]) {
+      const bin = new Binary(Buffer.alloc(have, 0x5a), 0x80);
+      bin.position = size;
+      const uuid = new Binary(new Uint8Array(have).fill(7), 4);
+      uuid.position = size;
+      same({ bin, list: [uuid, bin, uuid] });
+    }
+  }
+});
+
 test('binary arguments across native chunks, and Uint8Array look-alikes', () => {
   const bins = Array.from({ length: 12000 }, (_, i) => (i % 2 ? Buffer.from([i & 255, 1, 2]) : 'é' + i));
   same({ bins });

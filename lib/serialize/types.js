@@ -430,7 +430,9 @@ function createTypes(bson, layout) {
       typeof size === 'number' &&
       size >= 0 &&
       (size | 0) === size &&
-      copiesToTape(size, typedArrayByteLength.call(data))
+      // (up to 16 bytes js-bson copies data[0..size) one by one, a 0 for an
+      // index past the end, as copyBytes does: no length to read)
+      (size <= 16 || copiesToTape(size, typedArrayByteLength.call(data)))
     ) {
       copyToTape(t, opOfBinary, data, size);
     } else {
