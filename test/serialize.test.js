@@ -1107,6 +1107,29 @@ test('re-entrancy: serialize and calculateObjectSize called from toBSON and gett
   same({ still: 'fine' });
 });
 
+test('calculateObjectSize after an error thrown deep in a document starts from a clean state', () => {
+  // (its state is reused from call to call: what an error left on the
+  // circular-structure path must not make the next call see a cycle)
+  for (const options of [undefined, { serializeFunctions: true }]) {
+    const deep = {};
+    let at = deep;
+    for (let i = 0; i < 80; i++) at = at.c = { n: i }; // (past 64 levels the path is a Set)
+    at.boom = { toBSON() { throw new Error('boom'); } };
+    assert.throws(() => rs.calculateObjectSize(deep, options), /boom/);
+    const again = { a: deep.c, b: [deep.c.c.c] };
+    delete at.boom;
+    assert.strictEqual(rs.calculateObjectSize(again, options), js.calculateObjectSize(again, options));
+    assert.strictEqual(rs.calculateObjectSize(deep, options), js.calculateObjectSize(deep, options));
+    // and from a toBSON at each of the first 10 levels, a call sizing a subtree below them
+    let lower = deep;
+    for (let i = 0; i < 12; i++) lower = lower.c;
+    let level = deep;
+    for (let i = 0; i < 10; i++, level = level.c) level.sized = { toBSON: () => ({ inner: rs.calculateObjectSize(lower, options) }) };
+    const expected = js.calculateObjectSize(deep, options);
+    assert.strictEqual(rs.calculateObjectSize(deep, options), expected);
+  }
+});
+
 test('serialize result is a fresh Buffer each time', () => {
   const a = rs.serialize({ a: 1 });
   const b = rs.serialize({ a: 2 });
