@@ -299,7 +299,7 @@ module.exports = function createSizer(bson, layout) {
     const ignoreUndefined = flags & IGNORE_UNDEFINED;
     let total = 5;
     let node = null;
-    if (kind === OBJECT) node = shapes.lookUp(keys, parent, flags >>> 2);
+    if (kind === OBJECT) node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, flags >>> 2);
     else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
     if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack, keys);
     else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);

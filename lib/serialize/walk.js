@@ -739,7 +739,7 @@ function createWalk(bson, layout) {
       if (alt !== undefined && alt.body !== null && sameKeys(alt.keys, keys)) return alt;
     }
     if (keys.length > MAX_SHAPE_KEYS) return null;
-    const node = shapes.lookUp(keys, parent, pos);
+    const node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, pos);
     return node !== null && node.body !== null ? node : null;
   }
 
