@@ -436,9 +436,16 @@ test('DBRef candidates', () => {
   }
 });
 
+// Arrays whose ObjectIds and dates the Rust reader takes in runs (values.rs same_type_run).
+function runsDoc() {
+  const oid = (i) => new js.ObjectId(Buffer.alloc(12, i));
+  const date = (i) => new Date(i * 86400000);
+  return js.serialize({ o: [oid(1), oid(2), oid(3)], d: [date(1), date(-2), date(3)], m: [oid(4), date(5), date(6), oid(7), 1], e: [oid(8)] });
+}
+
 test('truncations of valid documents at every length give the same errors', () => {
   const numbers = js.serialize({ a: [1, 2.5, 3, -0, 4], b: [[7, 8], 9.5], c: 1 });
-  for (const bytes of [everyTypeDoc(), numbers]) truncations(bytes);
+  for (const bytes of [everyTypeDoc(), numbers, runsDoc()]) truncations(bytes);
 });
 
 function truncations(bytes) {
@@ -461,7 +468,7 @@ function truncations(bytes) {
 
 test('lying lengths at every int32 position', () => {
   const numbers = js.serialize({ a: [1, 2.5, 3, -0, 4], b: [[7, 8], 9.5], c: 1 });
-  for (const bytes of [everyTypeDoc(), numbers]) lyingLengths(bytes);
+  for (const bytes of [everyTypeDoc(), numbers, runsDoc()]) lyingLengths(bytes);
 });
 
 function lyingLengths(bytes) {

@@ -470,6 +470,12 @@ impl DecodeCache {
         0x02 => values::string(buf, at, t, &mut defs, body_spans, validate)?,
         0x0E => values::symbol(buf, at, t, body_spans, validate)?,
         0x0D => values::code(buf, at, t, body_spans, validate)?,
+        0x07 | 0x09 if cur.kind == K_ARR => {
+          let (next, extra) = values::same_type_run(buf, at, et, t);
+          cur.n = cur.n.wrapping_add(extra);
+          cur.array_index = cur.array_index.wrapping_add(extra);
+          next
+        }
         0x07 => values::object_id(buf, at, t),
         0x10 | 0x01 | 0x12 if promote_values && cur.kind == K_ARR && !(big && et == 0x12) => {
           let (next, extra) = values::number_run(buf, at, et, t, big, promote_longs);

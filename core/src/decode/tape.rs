@@ -80,18 +80,51 @@ impl<'o> Tape<'o> {
   /// An ObjectId (its four 24-bit ints, two to a slot): one OID op, counted
   /// in the run of OID ops just before, if any.
   #[inline(always)]
-  pub(super) fn object_id(&mut self, ints01: u64, ints23: u64) {
+  pub(super) fn object_id(&mut self, slots: [u64; 2]) {
     self.same(op::OID);
-    self.num(ints01);
-    self.num(ints23);
+    self.num(slots[0]);
+    self.num(slots[1]);
   }
 
   /// A date (its milliseconds as a double): one DATE op, counted in the run
   /// of DATE ops just before, if any.
   #[inline(always)]
-  pub(super) fn date(&mut self, ms: f64) {
+  pub(super) fn date(&mut self, slots: [u64; 1]) {
     self.same(op::DATE);
-    self.num(ms.to_bits());
+    self.num(slots[0]);
+  }
+
+  /// Values of one run op (OID, DATE), each from `next` until it returns
+  /// None: as `object_id` / `date` for each, with the tape's counters in
+  /// locals (through `self` they were stored back at every value). Returns
+  /// how many it wrote.
+  #[inline(always)]
+  pub(super) fn same_run<const S: usize>(&mut self, word: u32, mut next: impl FnMut() -> Option<[u64; S]>) -> u32 {
+    let (mut w, mut n, mut count) = (self.w, self.n, 0u32);
+    while let Some(slots) = next() {
+      if let Some(slot) = self.ops.get_mut(w) {
+        *slot = word;
+      }
+      w += 1;
+      for bits in slots {
+        if let Some(slot) = self.nums.get_mut(n) {
+          *slot = bits;
+        }
+        n += 1;
+      }
+      count += 1;
+    }
+    if count > 0 {
+      if self.same_op != word || self.same_at.wrapping_add(self.same_len as usize) != self.w {
+        self.same_op = word;
+        self.same_at = self.w;
+        self.same_len = 0;
+      }
+      self.same_len += count;
+    }
+    self.w = w;
+    self.n = n;
+    count
   }
 
   /// Writes `word`, an op that may make a run (OID, DATE) of its kind.

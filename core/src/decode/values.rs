@@ -207,21 +207,46 @@ pub(super) fn undefined(at: i64, t: &mut Tape) -> i64 {
 
 /// 0x07 ObjectId: its 12 bytes as the four big-endian 24-bit ints js-bson
 /// (7.3.2+) keeps in `i0`..`i3`, two to a number slot (low half first); JS
-/// builds the ObjectId from them. Bytes past the end read as 0, as in JS.
+/// builds the ObjectId from them.
 #[inline(always)]
 pub(super) fn object_id(buf: &[u8], at: i64, t: &mut Tape) -> i64 {
-  let mut b = [0u8; 12];
-  match usize::try_from(at).ok().and_then(|i| buf.get(i..i.wrapping_add(12))) {
-    Some(s) => b.copy_from_slice(s),
-    None => {
-      for (k, slot) in b.iter_mut().enumerate() {
-        *slot = byte(buf, at + k as i64).unwrap_or(0);
-      }
-    }
-  }
-  let int24 = |k: usize| u64::from(b[k]) << 16 | u64::from(b[k + 1]) << 8 | u64::from(b[k + 2]);
-  t.object_id(int24(0) | int24(3) << 32, int24(6) | int24(9) << 32);
+  t.object_id(object_id_slots(buf, at));
   at + 12
+}
+
+/// The two number slots of the ObjectId at `at` (`object_id`). Bytes past
+/// the end read as 0, as in JS.
+#[inline(always)]
+fn object_id_slots(buf: &[u8], at: i64) -> [u64; 2] {
+  match usize::try_from(at).ok().and_then(|i| buf.get(i..)).and_then(|s| s.first_chunk::<12>()) {
+    Some(b) => object_id_ints(b),
+    None => object_id_past_end(buf, at),
+  }
+}
+
+/// An ObjectId some of whose bytes are past the end of the input.
+#[cold]
+#[inline(never)]
+fn object_id_past_end(buf: &[u8], at: i64) -> [u64; 2] {
+  let mut b = [0u8; 12];
+  for (k, slot) in b.iter_mut().enumerate() {
+    *slot = byte(buf, at + k as i64).unwrap_or(0);
+  }
+  object_id_ints(&b)
+}
+
+/// ObjectId bytes `b` as `object_id`'s two slots. (Two big-endian loads:
+/// built from twelve byte loads, as before, they spilled in a loop.)
+#[inline(always)]
+fn object_id_ints(b: &[u8; 12]) -> [u64; 2] {
+  let [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11] = *b;
+  let head = u64::from_be_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
+  let tail = u64::from(u32::from_be_bytes([b8, b9, b10, b11]));
+  let i0 = head >> 40;
+  let i1 = (head >> 16) & 0xff_ffff;
+  let i2 = (head & 0xffff) << 8 | tail >> 24;
+  let i3 = tail & 0xff_ffff;
+  [i0 | i1 << 32, i2 | i3 << 32]
 }
 
 /// 0x08 boolean.
@@ -238,10 +263,16 @@ pub(super) fn boolean(buf: &[u8], at: i64, t: &mut Tape) -> Result<i64, DecodeEr
 /// 0x09 UTC datetime: JS gets the milliseconds as a double.
 #[inline(always)]
 pub(super) fn date(buf: &[u8], at: i64, t: &mut Tape) -> i64 {
+  t.date(date_slot(buf, at));
+  at + 8
+}
+
+/// The number slot of the date at `at`: its milliseconds as a double.
+#[inline(always)]
+fn date_slot(buf: &[u8], at: i64) -> [u64; 1] {
   let lo = i32_at(buf, at);
   let hi = i32_at(buf, at + 4);
-  t.date((hi as f64) * 4294967296.0 + (lo as u32 as f64));
-  at + 8
+  [((hi as f64) * 4294967296.0 + (lo as u32 as f64)).to_bits()]
 }
 
 /// 0x0A null.
@@ -407,6 +438,37 @@ pub(super) fn number_run(buf: &[u8], at: i64, et: u8, t: &mut Tape, big: bool, p
     et = next.unwrap_or(0x10);
   }
   (index, extra)
+}
+
+/// ObjectIds (0x07) or dates (0x09) in an array, `et` being the first one's
+/// type: as `number_run`, a tight loop while the next elements are of the
+/// same type; returns the index after the run and how many elements it read
+/// after the first. (1,000 ObjectIds: ~10 ns an element through the main
+/// loop, the element-name and dispatch work included; 3 ns here.)
+#[inline(never)]
+pub(super) fn same_type_run(buf: &[u8], at: i64, et: u8, t: &mut Tape) -> (i64, u32) {
+  let mut index = at;
+  let mut first = true;
+  // Moves `index` past the next element's name when it is of type `et`.
+  let mut next = |width: i64| -> Option<i64> {
+    if !first {
+      if byte(buf, index) != Some(et) {
+        return None;
+      }
+      // A bad key is left to the main loop, which reports it.
+      index = cstring_end(buf, index + 1).ok()? + 1;
+    }
+    first = false;
+    let at = index;
+    index += width;
+    Some(at)
+  };
+  let count = if et == 0x07 {
+    t.same_run(op::OID, || next(12).map(|at| object_id_slots(buf, at)))
+  } else {
+    t.same_run(op::DATE, || next(8).map(|at| date_slot(buf, at)))
+  };
+  (index, count.saturating_sub(1))
 }
 
 /// 0x11 timestamp: JS reads the two uint32 halves at `at`.
