@@ -756,6 +756,27 @@ test('many distinct keys stay correct (bounded caches)', () => {
   for (let round = 0; round < 3; round++) same(bytes, undefined, 'wide');
 });
 
+test('documents of 128 keys or more (factories that construct) are js-bson\'s plain objects', () => {
+  // From 128 keys the compiled factory is a constructor (shapes.js
+  // compileConstructor); with a __proto__ key it stays an object literal.
+  for (const n of [127, 128, 145, 256]) {
+    for (const variant of ['plain', 'duplicate', 'proto']) {
+      const elements = [];
+      for (let i = 0; i < n; i++) {
+        const key = i === 3 ? '7' : variant === 'duplicate' && i === n - 1 ? 'k1' : variant === 'proto' && i === 5 ? '__proto__' : 'k' + i;
+        elements.push(i % 2 ? [0x10, key, int32(i)] : [0x02, key, str('s' + i)]);
+      }
+      const bytes = doc([[0x03, 'd', doc(elements)], [0x04, 'list', doc([[0x03, '0', doc(elements)]])]]);
+      for (let round = 0; round < 30; round++) {
+        const a = same(bytes, undefined, `${n} keys, ${variant}, round ${round}`).value;
+        const b = rs.deserialize(bytes);
+        assert.strictEqual(b.d.constructor, Object);
+        assert.deepStrictEqual(Object.keys(b.d), Object.keys(a.d));
+      }
+    }
+  }
+});
+
 test('objects of keys never seen before (built in dictionary mode) are js-bson\'s', () => {
   // Past small.js's 128 bytes, so that the Rust reader and the builder read them; after
   // thousands of fresh keys the reader's key table is cold and new keys arrive as strings.
