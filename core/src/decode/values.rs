@@ -444,7 +444,7 @@ pub(super) fn number_run(buf: &[u8], at: i64, et: u8, t: &mut Tape, big: bool, p
 /// type: as `number_run`, a tight loop while the next elements are of the
 /// same type; returns the index after the run and how many elements it read
 /// after the first. (1,000 ObjectIds: ~10 ns an element through the main
-/// loop, the element-name and dispatch work included; 3 ns here.)
+/// loop, the element-name and dispatch work included; ~4 ns here.)
 #[inline(never)]
 pub(super) fn same_type_run(buf: &[u8], at: i64, et: u8, t: &mut Tape) -> (i64, u32) {
   let mut index = at;
