@@ -315,4 +315,164 @@ function serializeBound(doc) {
   return out;
 }
 
-module.exports = { sizeBound, serializeBound, utf8Length };
+// ---------- deserialize ----------
+// The deserialize bound: what js-bson's deserialize must do with a document's
+// bytes (default options), in one pass of tight JS: check each size and
+// terminator as it reads them, find each key's NUL, make the key and value
+// strings (ASCII by a Latin-1 slice, others decoded as UTF-8 with js-bson's
+// validation), make each value (numbers; a Date, ObjectId, Binary or Long
+// through js-bson's constructors) and build each object in key order. Keys and
+// string values are remembered by their position in the document (a byte
+// compare finds them again in a document of the same shape, as bson-rs's
+// readers do), and an object is built by assignment, so no code is generated.
+// It takes the types of the peers' documents and throws on any other (and on
+// the `$ref` / `$id` / `$db` and `__proto__` keys, which js-bson treats
+// specially): peers.js then reports "n/a". It leaves out js-bson's option
+// handling and its error messages for malformed input.
+
+const MEMO_SLOTS = 4096;
+
+/** The deserialize bound for js-bson copy `bson`: (bytes) => document. */
+function createDeserializeBound(bson) {
+  const { ObjectId, Binary, Long, UUID } = bson;
+  const { isUtf8 } = require('node:buffer');
+  const keyMemo = new Array(MEMO_SLOTS).fill('');
+  const valueMemo = new Array(MEMO_SLOTS).fill('');
+  const f64 = new Float64Array(1);
+  const f64Bytes = new Uint8Array(f64.buffer);
+  let at = 0; // the read position
+  let slot = 0; // the element ordinal in the document (its memo slot)
+
+  function int32(buf, i) {
+    return buf[i] | (buf[i + 1] << 8) | (buf[i + 2] << 16) | (buf[i + 3] << 24);
+  }
+
+  /** buf[start, end) as a string, from memos[k] when that holds the same ASCII bytes. */
+  function text(memos, k, buf, start, end, validate) {
+    const memo = memos[k];
+    const n = end - start;
+    let ascii = true;
+    if (memo.length === n) {
+      let i = 0;
+      while (i < n && memo.charCodeAt(i) === buf[start + i]) i++;
+      if (i === n) return memo;
+    }
+    for (let i = start; i < end; i++) {
+      if (buf[i] >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    if (ascii) return (memos[k] = buf.latin1Slice(start, end));
+    if (validate && !isUtf8(buf.subarray(start, end))) throw new Error('bound: invalid UTF-8');
+    return buf.utf8Slice(start, end);
+  }
+
+  /** The document or array whose elements start at `at` and whose last byte (its 0) is at `last`. */
+  function readObject(buf, last, isArray) {
+    const out = isArray ? [] : {};
+    for (;;) {
+      const type = buf[at++];
+      if (type === 0) {
+        if (at - 1 !== last) throw new Error('bound: bad document size');
+        return out;
+      }
+      const k = slot++ & (MEMO_SLOTS - 1);
+      const keyStart = at;
+      while (buf[at] !== 0) {
+        if (at >= last) throw new Error('bound: illegal CString');
+        at++;
+      }
+      let key = null;
+      if (!isArray) {
+        key = text(keyMemo, k, buf, keyStart, at, false);
+        if (key.charCodeAt(0) === 36 && (key === '$ref' || key === '$id' || key === '$db')) throw new Error('bound: DBRef keys');
+        if (key === '__proto__') throw new Error('bound: __proto__ key');
+      }
+      at++;
+      const value = readValue(buf, type, k, last);
+      if (isArray) out.push(value);
+      else out[key] = value;
+    }
+  }
+
+  function readValue(buf, type, k, last) {
+    switch (type) {
+      case 0x01: {
+        if (at + 8 > last) throw new Error('bound: bad double');
+        for (let i = 0; i < 8; i++) f64Bytes[i] = buf[at + i];
+        at += 8;
+        return f64[0];
+      }
+      case 0x02: {
+        const size = int32(buf, at);
+        const start = at + 4;
+        if (size <= 0 || size > last - start || buf[start + size - 1] !== 0) throw new Error('bound: bad string length');
+        at = start + size;
+        return text(valueMemo, k, buf, start, start + size - 1, true);
+      }
+      case 0x03:
+      case 0x04: {
+        const size = int32(buf, at);
+        if (size < 5 || size > last - at + 1) throw new Error('bound: bad embedded size');
+        const end = at + size - 1;
+        at += 4;
+        const value = readObject(buf, end, type === 0x04);
+        at = end + 1;
+        return value;
+      }
+      case 0x05: {
+        const size = int32(buf, at);
+        const subType = buf[at + 4];
+        const start = at + 5;
+        if (size < 0 || size > last - start || subType === 2) throw new Error('bound: binary');
+        at = start + size;
+        const value = new Binary(buf.subarray(start, start + size), subType);
+        return subType === 4 && UUID.isValid(value) ? value.toUUID() : value;
+      }
+      case 0x07: {
+        if (at + 12 > last) throw new Error('bound: ObjectId');
+        const value = new ObjectId(buf, at);
+        at += 12;
+        return value;
+      }
+      case 0x08: {
+        const b = buf[at++];
+        if (b > 1) throw new Error('bound: boolean');
+        return b === 1;
+      }
+      case 0x09: {
+        const low = int32(buf, at);
+        const high = int32(buf, at + 4);
+        at += 8;
+        return new Date(high * 4294967296 + (low >>> 0));
+      }
+      case 0x0a:
+        return null;
+      case 0x10: {
+        const value = int32(buf, at);
+        at += 4;
+        return value;
+      }
+      case 0x12: {
+        const low = int32(buf, at);
+        const high = int32(buf, at + 4);
+        at += 8;
+        const n = high * 4294967296 + (low >>> 0);
+        return n >= -9007199254740992 && n <= 9007199254740992 ? n : new Long(low, high);
+      }
+      default:
+        throw new Error(`bound: unsupported type ${type}`);
+    }
+  }
+
+  return function deserializeBound(buf) {
+    const n = buf.length;
+    if (n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) throw new Error('bound: bad document size');
+    at = 4;
+    slot = 0;
+    return readObject(buf, n - 1, false);
+  };
+}
+
+module.exports = { sizeBound, serializeBound, createDeserializeBound, utf8Length };
