@@ -344,7 +344,7 @@ function createBuilder(bson, layout) {
         case ARRAY: {
           const n = ops[pc++];
           sp -= n;
-          st[sp] = st.slice(sp, sp + n);
+          st[sp] = n === 0 ? [] : st.slice(sp, sp + n); // (see small.js makeArray)
           sp++;
           break;
         }
