@@ -124,7 +124,7 @@ function made(isArray, depth, first, n, hits, dict) {
 
 /** The array of the `n` values read at `depth`. */
 function makeArray(depth, n) {
-  if (n === 0) return []; // (a literal: slice's builtin call cost { values: [] } a quarter of its time)
+  if (n === 0) return []; // (a literal: slice's builtin call cost { values: [] } a sixth of its time)
   const values = valuesAt[depth];
   const array = values.slice(0, n);
   for (let k = 0; k < n; k++) values[k] = null;
