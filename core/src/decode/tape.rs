@@ -115,12 +115,7 @@ impl<'o> Tape<'o> {
       count += 1;
     }
     if count > 0 {
-      if self.same_op != word || self.same_at.wrapping_add(self.same_len as usize) != self.w {
-        self.same_op = word;
-        self.same_at = self.w;
-        self.same_len = 0;
-      }
-      self.same_len += count;
+      self.join_same(word, count);
     }
     self.w = w;
     self.n = n;
@@ -130,13 +125,20 @@ impl<'o> Tape<'o> {
   /// Writes `word`, an op that may make a run (OID, DATE) of its kind.
   #[inline(always)]
   fn same(&mut self, word: u32) {
+    self.join_same(word, 1);
+    self.op(word);
+  }
+
+  /// Counts `count` ops of `word` about to be written at `self.w` in the run
+  /// of such ops just before, or starts a run with them.
+  #[inline(always)]
+  fn join_same(&mut self, word: u32, count: u32) {
     if self.same_op != word || self.same_at.wrapping_add(self.same_len as usize) != self.w {
       self.same_op = word;
       self.same_at = self.w;
       self.same_len = 0;
     }
-    self.same_len += 1;
-    self.op(word);
+    self.same_len += count;
   }
 
   #[inline(always)]
