@@ -242,10 +242,11 @@ module.exports = function createSizer(bson, layout) {
     return total;
   }
 
-  function mapFields(st, map, ignoreUndefined, serializeFunctions, stack) {
+  // (`target`, as js-bson names it: a TypeError's message quotes it)
+  function mapFields(st, target, ignoreUndefined, serializeFunctions, stack) {
     let total = 0;
     st.memo = -1;
-    for (const [key, value] of map) {
+    for (const [key, value] of target) {
       total += elementSize(st, key, value, serializeFunctions, false, ignoreUndefined, stack);
     }
     return total;

@@ -1228,3 +1228,21 @@ test('seeded random documents: identical bytes, sizes and errors', () => {
     same(d, options);
   }
 });
+
+test("an object that says it is a Map but has no entries(): js-bson 7.3's TypeError, at the root, in a document and in calculateObjectSize", () => {
+  // (V8's message quotes the variable js-bson calls entries() on; bson-rs names it as js-bson 7.3 does)
+  const oracle = require('./support/oracle');
+  const fake = () => ({ a: 1, [Symbol.toStringTag]: 'Map' });
+  const cases = [() => fake(), () => ({ x: fake() }), () => ({ x: [fake()] })];
+  for (let round = 0; round < 10; round++) {
+    for (const make of cases) {
+      for (const f of ['serialize', 'calculateObjectSize']) {
+        const e = outcome(() => js[f](make()));
+        const a = outcome(() => rs[f](make()));
+        assert.strictEqual(a.ok, false, f);
+        if (oracle.before('7.3.0')) assert.strictEqual(a.name, e.name, f);
+        else assert.deepStrictEqual(a, e, f);
+      }
+    }
+  }
+});

@@ -177,6 +177,11 @@ function objectTarget(source, BSONError) {
   return typeof source[READ_BY_KEY[0]] === 'function' ? toBSONTarget(source, BSONError) : source;
 }
 
+/** A Map frame's iterator. (Named as in js-bson's makeFrame: a TypeError's message quotes `sourceObject.entries`.) */
+function entriesOf(sourceObject) {
+  return sourceObject.entries();
+}
+
 /** Stores a frame of `kind` over `source` (target and keys: the object's, else `source` and null). */
 function setFrame(f, kind, source, target, keys, ck, iu, rustArr) {
   f.src = source;
@@ -189,7 +194,7 @@ function setFrame(f, kind, source, target, keys, ck, iu, rustArr) {
   f.kind = kind;
   f.target = target;
   f.keys = keys;
-  f.iter = kind === KIND_MAP ? source.entries() : null;
+  f.iter = kind === KIND_MAP ? entriesOf(source) : null;
 }
 
 /** Sets up frame `f` for one element a compiled frame hands over (see walk's `single`). */
