@@ -152,7 +152,11 @@ module.exports = function createSizer(bson, layout) {
     level = lvl + 1;
     try {
       const flags = (ignoreUndefined ?? false) ? IGNORE_UNDEFINED : 0;
-      if (shapes !== null && !serializeFunctions && shapes.framesNow()) return frame(st, object, flags, null);
+      if (shapes !== null && !serializeFunctions && shapes.framesNow()) {
+        // the compiled frame of the last root's key list first (table.js setRoot)
+        const root = shapes.predictedRoot();
+        return root !== null && typeof object === 'object' && object !== null ? root.frame(st, object, flags) : frame(st, object, flags, null);
+      }
       return walk(st, object, flags, serializeFunctions);
     } finally {
       level = lvl;
@@ -302,8 +306,10 @@ module.exports = function createSizer(bson, layout) {
     const ignoreUndefined = flags & IGNORE_UNDEFINED;
     let total = 5;
     let node = null;
-    if (kind === OBJECT) node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, flags >>> 2);
-    else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
+    if (kind === OBJECT) {
+      node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, flags >>> 2);
+      if (st.depth === 1 && node !== null && node.frame !== null) shapes.setRoot(node);
+    } else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
     if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack, keys);
     else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);
     else total += fields(st, kind, target, ignoreUndefined, false, stack);

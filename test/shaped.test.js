@@ -150,6 +150,43 @@ test('Proxies of a learned shape: same size and the same trap sequence as js-bso
   assertFastSizeTraps(rsLog, jsLog, 'compiled frames');
 });
 
+test("the last root's compiled frame tries every root first: js-bson's sizes, errors and trap sequence", () => {
+  // Once { a, b } is a root, the next root goes to its compiled frame
+  // (calculate-size.js internalCalculateObjectSize), whatever that root is.
+  const learned = () => ({ a: 1, b: 'x', c: { d: 1 } });
+  warmUp(learned);
+  const roots = [
+    () => ({ a: 2, b: 'y', c: { d: 2 } }), // the same keys: the compiled frame sizes it
+    () => ({ b: 'y', a: 2, c: { d: 3 } }), // other keys: the generic frame, from the keys as read
+    () => ({ a: 2 }),
+    () => ({ a: 1, b: 'x', c: {}, toBSON: () => ({ z: 1 }) }),
+    () => new Map([['a', 1], ['b', 'x']]),
+    () => ({ a: 1, b: 'x', c: {}, [Symbol.toStringTag]: 'Map' }),
+    () => new Date(1),
+    () => [1, 'x'],
+    () => 'text',
+    () => 5,
+    () => null
+  ];
+  const hits = shapes.rootHits();
+  for (const [i, make] of roots.entries()) {
+    for (const options of [undefined, { ignoreUndefined: false }]) {
+      sameSize(learned(), undefined, 'the learned root again');
+      sameSize(make(), options, `root ${i}`);
+      const value = make();
+      if (typeof value !== 'object' || value === null) continue;
+      sameSize(learned(), undefined, 'the learned root again');
+      const jsLog = [];
+      const rsLog = [];
+      const e = outcome(() => js.calculateObjectSize(traced(make(), jsLog, { proto: true }), options));
+      const a = outcome(() => rs.calculateObjectSize(traced(make(), rsLog, { proto: true }), options));
+      assert.deepStrictEqual(a, e, `root ${i} behind a Proxy`);
+      assertFastSizeTraps(rsLog, jsLog, `root ${i}: trap sequence`);
+    }
+  }
+  assert.ok(shapes.rootHits() > hits + roots.length, 'roots went through the compiled frame');
+});
+
 test('getters run in js-bson order through compiled frames', () => {
   const make = log => {
     const leaf = n => ({

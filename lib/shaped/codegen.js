@@ -22,8 +22,16 @@ function compile(params, body) {
   }
 }
 
+/** Source of the test that the array `keys` holds exactly the key list `list` (compiled frames' key compare). */
+function sameKeysSource(list) {
+  let same = `keys.length === ${list.length}`;
+  for (let i = 0; i < list.length; i++) same += ` && keys[${i}] === ${JSON.stringify(list[i])}`;
+  return same;
+}
+
 module.exports = {
   compile,
+  sameKeysSource,
   get available() {
     return available;
   }

@@ -20,6 +20,7 @@
 const { Buffer } = require('node:buffer');
 const codegen = require('./codegen');
 const { createTable, testing } = require('./table');
+const { inlineIsMap } = require('../serialize/predicates');
 
 // Key lists longer than this are not compiled (calculate-size.js sizes such an
 // object's subtree with its walk): in a fresh process a compiled sizer of
@@ -45,7 +46,7 @@ function createShapes(h) {
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
     if (make === null) return false;
-    const own = { node, afterToBSON, primitiveSize, otherTaggedSize };
+    const own = { node, afterToBSON, primitiveSize, otherTaggedSize, rootHit: table.rootHit, TO_STRING_TAG: Symbol.toStringTag };
     [node.body, node.frame] = make(...PARAMS.map(p => (p in own ? own[p] : h[p])));
     return true;
   }
@@ -72,7 +73,8 @@ function createShapes(h) {
     return s >= 0 ? s : h.untaggedSize(st, name, isArray, value, ignoreUndefined, stack);
   }
 
-  return createTable(compileNode, n => n.body !== null);
+  const table = createTable(compileNode, n => n.body !== null);
+  return table;
 }
 
 // What the generated code may call: the generic sizer's functions and
@@ -83,7 +85,8 @@ const PARAMS = [
   'frameBody',
   'enter',
   'exit',
-  'isMap',
+  'TO_STRING_TAG',
+  'rootHit',
   'MAX_FRAME_DEPTH',
   'OBJECT',
   'ARRAY',
@@ -212,20 +215,20 @@ function objectSource(keys) {
     src += 'return total;\n};\n';
   }
   src += `const body = ${chunks.length === 1 ? 'chunk0' : `(st, o, iu, stack, keys) => ${chunks.map(c => `${c}(st, o, iu, stack, keys)`).join(' + ')}`};\n`;
-  let same = `keys.length === ${keys.length}`;
-  for (let i = 0; i < keys.length; i++) same += ` && keys[${i}] === ${JSON.stringify(keys[i])}`;
+  const same = codegen.sameKeysSource(keys);
   return `${src}const shapeFrame = function shapeFrame(st, obj, flags) {
 if (st.depth >= MAX_FRAME_DEPTH) return walk(st, obj, flags, false);
 st.depth++;
 enter(st, obj);
 if (Array.isArray(obj)) return frameBody(st, obj, ARRAY, obj, null, flags, null);
-if (obj instanceof Map || isMap(obj)) return frameBody(st, obj, MAP, obj, null, flags, null);
+if (obj instanceof Map || ${inlineIsMap('obj')}) return frameBody(st, obj, MAP, obj, null, flags, null);
 if (typeof obj.toBSON === 'function') {
   const target = obj.toBSON();
   return frameBody(st, obj, OBJECT, target, Object.keys(target), flags, null);
 }
 const keys = Object.keys(obj);
 if (!(${same})) return frameBody(st, obj, OBJECT, obj, keys, flags, null);
+if (st.depth === 1) rootHit(node);
 const stack = st.stack;
 const base = stack.length;
 let total = 5 + body(st, obj, flags & 1, stack, keys);

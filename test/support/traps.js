@@ -32,9 +32,19 @@ function assertFastSizeTraps(rsLog, jsLog, message) {
   assert.ok(reads(rsLog) <= reads(jsLog), message);
 }
 
-/** `target` behind a Proxy that logs its get / has / ownKeys / getOwnPropertyDescriptor traps into `log`. */
-function traced(target, log) {
+/**
+ * `target` behind a Proxy that logs its get / has / ownKeys /
+ * getOwnPropertyDescriptor traps into `log` (and getPrototypeOf, which
+ * `instanceof` calls, with `{ proto: true }`).
+ */
+function traced(target, log, { proto = false } = {}) {
   return new Proxy(target, {
+    ...(proto && {
+      getPrototypeOf(t) {
+        log.push(['getPrototypeOf']);
+        return Reflect.getPrototypeOf(t);
+      }
+    }),
     get(t, k, r) {
       log.push(['get', typeof k === 'symbol' ? k.toString() : k]);
       return Reflect.get(t, k, r);
