@@ -1,11 +1,11 @@
 'use strict';
 // serialize / serializeWithBufferAndIndex / calculateObjectSize /
 // setInternalBufferSize, bound to one js-bson copy's classes: option handling
-// and the root checks of js-bson's serializer.ts; the walk (serialize/walk.js) writes
-// the tape, one native call (serialize/buffers.js, runNative) lays out the bytes.
+// of js-bson's serializer.ts; the walk (serialize/walk.js: the root checks, then
+// the document) writes the tape, one native call (serialize/buffers.js,
+// runNative) lays out the bytes.
 const { Buffer } = require('node:buffer');
 const { layoutOf } = require('./layout');
-const { isDate, isRegExp, isUint8Array, isAnyArrayBuffer } = require('./serialize/predicates');
 const { runNative, takeDocument, lastDocument, shrinkBig, ensureInternalSize } = require('./serialize/buffers');
 const { createWalk, Walker } = require('./serialize/walk');
 const createSizer = require('./calculate-size');
@@ -50,19 +50,6 @@ module.exports = function createSerializer(bson) {
     }
   }
 
-  function checkRoot(object) {
-    if (Array.isArray(object)) {
-      throw new BSONError('serialize does not support an array as the root input');
-    }
-    if (typeof object !== 'object') {
-      throw new BSONError('serialize does not support non-object as the root input');
-    } else if ('_bsontype' in object && typeof object._bsontype === 'string') {
-      throw new BSONError(`BSON types cannot be serialized as a document`);
-    } else if (isDate(object) || isRegExp(object) || isUint8Array(object) || isAnyArrayBuffer(object)) {
-      throw new BSONError(`date, regexp, typedarray, and arraybuffer cannot be BSON documents`);
-    }
-  }
-
   function serialize(object, options = {}) {
     const checkKeys = typeof options.checkKeys === 'boolean' ? options.checkKeys : false;
     const serializeFunctions =
@@ -74,7 +61,7 @@ module.exports = function createSerializer(bson) {
     }
 
     if (object == null) return emptyDocument();
-    checkRoot(object);
+    // (js-bson's root checks: the walk's, serialize/walk.js walkDocument)
     const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true);
     return takeDocument(n);
   }
@@ -93,7 +80,6 @@ module.exports = function createSerializer(bson) {
       n = 5;
       bytes = EMPTY_DOCUMENT;
     } else {
-      checkRoot(object);
       n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
       bytes = lastDocument(n);
     }

@@ -396,3 +396,93 @@ test('documents of one key list whose objects each have a map of their own (spre
     for (let i = 0; i < docs.length; i += round === 0 ? 1 : 97) sameBytes(docs[i], undefined, `doc ${i}`);
   }
 });
+
+test("the last root's compiled root tries every root first: js-bson's checks, errors and trap sequence", () => {
+  // Once { a, b } is a root, the next root goes to its compiled root (walk.js
+  // walkDocument), whatever that root is; each root below follows one of { a, b }.
+  const learned = () => ({ a: 1, b: 'x' });
+  warmUp(learned);
+  class Tagged {
+    get _bsontype() {
+      return 'Nope';
+    }
+  }
+  const roots = [
+    () => ({ a: 2, b: 'y' }), // the same keys: the compiled root writes it
+    () => ({ b: 'y', a: 2 }), // other keys: the walk, from the keys as read
+    () => ({ a: 2 }),
+    () => ({ a: 1, b: 'x', toBSON: () => ({ z: 1 }) }),
+    () => ({ toBSON: () => 5 }),
+    () => new Map([['a', 1], ['b', 'x']]),
+    () => ({ a: 1, b: 'x', _bsontype: 'Long' }),
+    () => ({ a: 1, b: 'x', _bsontype: 5 }),
+    () => new Tagged(),
+    () => new Date(1),
+    () => /x/,
+    () => new Uint8Array(2),
+    () => new ArrayBuffer(2),
+    () => ({ a: 1, b: 'x', [Symbol.toStringTag]: 'ArrayBuffer' }),
+    () => ({ a: 1, b: 'x', [Symbol.toStringTag]: 'Map', entries: () => new Map([['m', 1]]).entries() }),
+    () => [1, 2],
+    () => 'text',
+    () => 5
+  ];
+  const hits = shapes.rootHits();
+  for (const [i, make] of roots.entries()) {
+    for (const options of [undefined, { checkKeys: true }]) {
+      sameBytes(learned(), undefined, 'the learned root again');
+      sameBytes(make(), options, `root ${i}`);
+      const value = make();
+      if (typeof value !== 'object') continue;
+      sameBytes(learned(), undefined, 'the learned root again');
+      const jsLog = [];
+      const rsLog = [];
+      const e = outcome(() => js.serialize(traced(make(), jsLog, { proto: true }), options));
+      const a = outcome(() => rs.serialize(traced(make(), rsLog, { proto: true }), options));
+      assert.deepStrictEqual(a, e, `root ${i} behind a Proxy`);
+      assert.ok(rsLog.length > 0 || Array.isArray(value), 'the proxy was read');
+      assert.deepStrictEqual(rsLog, jsLog, `root ${i}: trap sequence`);
+    }
+  }
+  assert.ok(shapes.rootHits() > hits + roots.length, 'roots went through the compiled root');
+});
+
+test('a learned position tries its last key list\'s compiled enter first: js-bson\'s bytes, errors and trap sequence', () => {
+  // x's last document was { a, b }: whatever comes at x next goes through
+  // that node's compiled enter (shaped/serialize.js enterSource) first.
+  const learned = () => ({ x: { a: 1, b: 's' }, z: 1 });
+  const atX = [
+    () => ({ a: 2, b: 't' }), // the same keys: the compiled enter writes it
+    () => ({ b: 't', a: 2 }), // other keys: enterKeyed, from the keys as read
+    () => ({}),
+    () => [1, { a: 1, b: 's' }],
+    () => new Map([['a', 1]]),
+    () => ({ a: 1, b: 's', [Symbol.toStringTag]: 'Map', entries: () => new Map([['m', 1]]).entries() }),
+    () => ({ a: 1, b: 's', toBSON: () => ({ a: 3, b: 'u' }) }),
+    () => ({ toBSON: () => 5 }),
+    () => new Date(1),
+    () => /re/,
+    () => Buffer.from('ab'),
+    () => ({ a: 1, b: 's', [Symbol.toStringTag]: 'Date' })
+  ];
+  warmUp(learned);
+  for (const [i, make] of atX.entries()) {
+    for (const options of [undefined, { checkKeys: true, ignoreUndefined: false }]) {
+      sameBytes(learned(), undefined, 'the learned document again');
+      sameBytes({ x: make(), z: 1 }, options, `value ${i}`);
+      sameBytes(learned(), undefined, 'the learned document again');
+      const jsLog = [];
+      const rsLog = [];
+      const e = outcome(() => js.serialize({ x: traced(make(), jsLog, { proto: true }), z: 1 }, options));
+      const a = outcome(() => rs.serialize({ x: traced(make(), rsLog, { proto: true }), z: 1 }, options));
+      assert.deepStrictEqual(a, e, `value ${i} behind a Proxy`);
+      assert.ok(rsLog.length > 0, 'the proxy was read');
+      assert.deepStrictEqual(rsLog, jsLog, `value ${i}: trap sequence`);
+    }
+  }
+  // a cycle through the learned position
+  const cyclic = { a: 1, b: 's' };
+  cyclic.b = { x: cyclic, z: 1 };
+  sameBytes(learned(), undefined, 'the learned document again');
+  sameBytes({ x: cyclic, z: 1 }, undefined, 'a cycle');
+});

@@ -10,7 +10,7 @@
 // an array. They make the generic path's reads and call the same writers;
 // what they cannot take they hand over with what they already read
 // (toBSONChecked / toBSONAbsent / pre).
-const { isMap, isDate, isUint8Array, isRegExp } = require('./predicates');
+const { isMap, isDate, isUint8Array, isRegExp, isAnyArrayBuffer } = require('./predicates');
 const { keyEntry, keyWord, memoRow, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
 const T = require('./types');
 const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
@@ -37,6 +37,9 @@ const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
 const KIND_MAP = 2;
+// the two root errors after the type checks (walk's rootError)
+const ROOT_TAGGED = 0;
+const ROOT_VALUE = 1;
 
 // The circular-structure path (js-bson's `path` Set) is exactly the sources
 // of the open frames: the first SCAN_DEPTH are scanned, deeper ones are in a Set.
@@ -82,6 +85,10 @@ class Walker {
     this.shaped = false; // this call uses the shape table (walkDocument)
     this.pre = PRE_NONE;
     this.preTag = undefined;
+    // an object's frame as opened (openFrame, or a compiled element that handed it back)
+    this.openKind = KIND_OBJ;
+    this.openTarget = null;
+    this.openKeys = null;
   }
   frame(d) {
     let f = this.frames[d];
@@ -108,6 +115,8 @@ class Walker {
     this.key = undefined;
     this.value = undefined;
     this.preTag = undefined;
+    this.openTarget = null;
+    this.openKeys = null;
     this.tape.release();
   }
   releaseDeep() {
@@ -162,9 +171,10 @@ READ_BY_KEY.push('toBSON');
 // Object.keys) and stores the frame (setFrame) only when the document has no
 // compiled frame: fields stored only to be read back cost a tree of small
 // documents 10-20% (nested_4 serialize 2.28 -> 1.81 us). The three places
-// (walkDocument, enterDocument, a document in an array in walk) repeat that
-// sequence: one shared enterFrame(13 arguments) measured nested_4 2.17-2.25x
-// -> 1.86-1.97x and deep_bson 2.14-2.18x -> 1.76-2.07x js-bson (bench child).
+// (the root, enterDocument, a document in an array in walk) make those reads
+// in openFrame, whose sites see every shape; where the key list the place had
+// last is compiled, they go first to that node's own copy of the reads
+// (shaped/serialize.js frameSource), whose sites see that one shape.
 
 /** How js-bson iterates `source`: KIND_ARR, KIND_MAP or KIND_OBJ (its reads: Array.isArray, instanceof Map, isMap). */
 function frameKind(source) {
@@ -180,6 +190,14 @@ function objectTarget(source, BSONError) {
 /** A Map frame's iterator. (Named as in js-bson's makeFrame: a TypeError's message quotes `sourceObject.entries`.) */
 function entriesOf(sourceObject) {
   return sourceObject.entries();
+}
+
+/** What openFrame found (or a compiled element that is not its key list): in walker.openKind / openTarget / openKeys; false. */
+function handBack(walker, kind, target, keys) {
+  walker.openKind = kind;
+  walker.openTarget = target;
+  walker.openKeys = keys;
+  return false;
 }
 
 /** Stores a frame of `kind` over `source` (target and keys: the object's, else `source` and null). */
@@ -670,26 +688,13 @@ function createWalk(bson, layout) {
       fr = walker.frame(++depth);
       if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
-      const nestedKind = frameKind(nested);
-      if (nestedKind !== KIND_OBJ) {
-        setFrame(fr, nestedKind, nested, nested, null, nestedCk, nestedIu, nestedRust);
-      } else {
-        const nestedTarget = objectTarget(nested, BSONError);
-        const nestedKeys = Object.keys(nestedTarget);
-        if (isArr && walker.shaped && depth <= MAX_COMPILED_DEPTH) {
-          // a document in an array: its compiled frame, if its key list has one
-          const parent = walker.frames[depth - 1];
-          const node = elementNode(parent, nestedKeys);
-          if (node !== null) {
-            node.body(walker, t, nestedTarget, depth, nestedCk, nestedIu, serializeFunctions);
-            writeEnd(t);
-            fr = parent;
-            depth--;
-            continue;
-          }
+      if (isArr && walker.shaped && depth <= MAX_COMPILED_DEPTH) {
+        if (writeArrayDocument(walker, t, nested, depth, nestedCk, nestedIu, serializeFunctions)) {
+          fr = walker.frames[--depth];
+          continue;
         }
-        setFrame(fr, KIND_OBJ, nested, nestedTarget, nestedKeys, nestedCk, nestedIu, nestedRust);
-      }
+      } else openFrame(walker, nested);
+      setFrame(fr, walker.openKind, nested, walker.openTarget, walker.openKeys, nestedCk, nestedIu, nestedRust);
       // its key memo row (from the parent's isArr, idx and row, still in the locals): a
       // document in an array shares its row with its siblings, which often have its
       // keys; one in a document gets a row of its own position
@@ -731,6 +736,23 @@ function createWalk(bson, layout) {
     handOne,
     roomNow,
     ELEMENT_VALUE_BYTES,
+    openDocument,
+    enterOpened,
+    walkRoot,
+    walkOpened,
+    handBack,
+    toBSONTarget: value => toBSONTarget(value, BSONError),
+    MAX_COMPILED_DEPTH,
+    KIND_ARR,
+    KIND_OBJ,
+    rootError,
+    ROOT_TAGGED,
+    ROOT_VALUE,
+    KIND_MAP,
+    isDate,
+    isRegExp,
+    isUint8Array,
+    writeEnd,
     tagByChain: layout.tagReadByChain
   });
 
@@ -748,6 +770,26 @@ function createWalk(bson, layout) {
     return node !== null && node.body !== null ? node : null;
   }
 
+  /**
+   * A document (or array, or Map) in an array, its frame at depth `d`
+   * entered: written through the compiled element of the key list the
+   * array's last document had, else through its own key list's compiled
+   * frame (true); else false, opened (walker.openKind, ...) for the walk.
+   */
+  function writeArrayDocument(walker, t, value, d, ck, iu, sf) {
+    const arr = walker.frames[d - 1];
+    const hint = arr.elementNode;
+    if (hint !== null) {
+      if (hint.element(walker, t, value, d, ck, iu, sf)) return true;
+    } else openFrame(walker, value);
+    if (walker.openKind !== KIND_OBJ) return false;
+    const node = elementNode(arr, walker.openKeys);
+    if (node === null) return false;
+    node.body(walker, t, walker.openTarget, d, ck, iu, sf);
+    writeEnd(t);
+    return true;
+  }
+
   /** The compiled node of a document element of array frame `arr` (the one the last had, first). */
   function elementNode(arr, keys) {
     const hint = arr.elementNode;
@@ -757,57 +799,120 @@ function createWalk(bson, layout) {
     return node;
   }
 
-  /** js-bson's serializeInto of the root `object`: a compiled frame if its shape has one, else the walk. */
+  /** js-bson's root checks (serializeInto with no path yet), in its order. */
+  function checkRoot(object) {
+    if (Array.isArray(object)) {
+      throw new BSONError('serialize does not support an array as the root input');
+    }
+    if (typeof object !== 'object') {
+      throw new BSONError('serialize does not support non-object as the root input');
+    } else if ('_bsontype' in object && typeof object._bsontype === 'string') {
+      throw rootError(ROOT_TAGGED);
+    } else if (isDate(object) || isRegExp(object) || isUint8Array(object) || isAnyArrayBuffer(object)) {
+      throw rootError(ROOT_VALUE);
+    }
+  }
+
+  function rootError(which) {
+    return new BSONError(
+      which === ROOT_TAGGED ? 'BSON types cannot be serialized as a document' : 'date, regexp, typedarray, and arraybuffer cannot be BSON documents'
+    );
+  }
+
+  /**
+   * js-bson's serializeInto of the root `object` (not null): the compiled root
+   * of the last root's key list if there is one (shaped/serialize.js
+   * rootSource: the same checks and reads), else js-bson's root checks, then
+   * a compiled frame if the key list has one, else the walk.
+   */
   function walkDocument(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
-    const fr = walker.frame(0);
+    walker.frame(0);
     walker.srcs[0] = object;
     walker.shaped = shapes !== null && shapes.framesNow();
-    const kind = frameKind(object);
-    if (kind !== KIND_OBJ) {
-      setFrame(fr, kind, object, object, null, checkKeys, ignoreUndefined, false);
-    } else {
-      const target = objectTarget(object, BSONError);
-      const keys = Object.keys(target);
-      const node = walker.shaped ? compiledNode(keys, null, 0) : null;
-      if (node !== null) {
-        node.body(walker, walker.tape, target, 0, checkKeys, ignoreUndefined, serializeFunctions);
-        writeEnd(walker.tape);
+    if (walker.shaped) {
+      const root = shapes.predictedRoot();
+      if (root !== null) {
+        root.root(walker, object, checkKeys, ignoreUndefined, serializeFunctions);
         return;
       }
-      setFrame(fr, KIND_OBJ, object, target, keys, checkKeys, ignoreUndefined, false);
     }
-    walk(walker, 0, serializeFunctions);
+    walkRoot(walker, object, checkKeys, ignoreUndefined, serializeFunctions);
+  }
+
+  /** The root from js-bson's checks on (a compiled root passes on an array or a non-object). */
+  function walkRoot(walker, object, ck, iu, sf) {
+    checkRoot(object);
+    openFrame(walker, object);
+    walkOpened(walker, object, ck, iu, sf);
+  }
+
+  /** The root once opened: its key list's compiled frame (then predicted for the next root), else the walk. */
+  function walkOpened(walker, object, ck, iu, sf) {
+    const kind = walker.openKind;
+    const target = walker.openTarget;
+    const keys = walker.openKeys;
+    const node = kind === KIND_OBJ && walker.shaped ? compiledNode(keys, null, 0) : null;
+    if (node !== null) {
+      shapes.setRoot(node);
+      node.body(walker, walker.tape, target, 0, ck, iu, sf);
+      writeEnd(walker.tape);
+      return;
+    }
+    setFrame(walker.frame(0), kind, object, target, keys, ck, iu, false);
+    walk(walker, 0, sf);
+  }
+
+  /**
+   * A frame's checks in js-bson's order (frameKind, objectTarget, then
+   * Object.keys): the result in walker.openKind / openTarget / openKeys
+   * (false). A compiled element (shaped/serialize.js elementSource) makes
+   * the same reads and hands back the same when it is not its key list.
+   */
+  function openFrame(walker, object) {
+    const kind = frameKind(object);
+    if (kind !== KIND_OBJ) return handBack(walker, kind, object, null);
+    const target = objectTarget(object, BSONError);
+    return handBack(walker, KIND_OBJ, target, Object.keys(target));
   }
 
   /**
    * An element of a compiled frame at `depth` whose value is an object with
    * no `_bsontype` and not `instanceof Date` (both read): the walk's checks
    * from there, in its order; a document or array is entered, through its
-   * compiled frame when it has one.
+   * compiled frame when it has one. (A compiled parent calls the compiled
+   * enter of the node its position had last instead: the same steps.)
    */
   function enterDocument(walker, t, w, key, value, depth, parent, pos, ck, iu, sf) {
-    if (writeUntagged(t, w, key, value, true)) return;
+    const d = openDocument(walker, t, w, key, value, depth);
+    if (d < 0) return;
+    openFrame(walker, value);
+    enterOpened(walker, t, value, d, parent, pos, ck, iu, sf);
+  }
+
+  /** writeUntagged, the cycle check and the document's header: the depth of its frame, or -1 when it was written as a value. */
+  function openDocument(walker, t, w, key, value, depth) {
+    if (writeUntagged(t, w, key, value, true)) return -1;
     if (onPath(walker.srcs, depth, walker.path, value)) throw circular();
-    const isArray = Array.isArray(value);
-    writeDocument(t, w, key, isArray);
+    writeDocument(t, w, key, Array.isArray(value));
     const d = depth + 1;
-    const f = walker.frame(d);
+    walker.frame(d);
     if (d > walker.maxDepth) walker.maxDepth = d;
     walker.srcs[d] = value;
-    const kind = frameKind(value);
-    if (kind !== KIND_OBJ) {
-      setFrame(f, kind, value, value, null, ck, iu, isArray);
-    } else {
-      const target = objectTarget(value, BSONError);
-      const keys = Object.keys(target);
-      const node = d <= MAX_COMPILED_DEPTH ? compiledNode(keys, parent, pos) : null;
-      if (node !== null) {
-        node.body(walker, t, target, d, ck, iu, sf);
-        writeEnd(t);
-        return;
-      }
-      setFrame(f, KIND_OBJ, value, target, keys, ck, iu, false);
+    return d;
+  }
+
+  /** An entered document once opened: its key list's compiled frame, else the walk. */
+  function enterOpened(walker, t, value, d, parent, pos, ck, iu, sf) {
+    const kind = walker.openKind;
+    const target = walker.openTarget;
+    const keys = walker.openKeys;
+    const node = kind === KIND_OBJ && d <= MAX_COMPILED_DEPTH ? compiledNode(keys, parent, pos) : null;
+    if (node !== null) {
+      node.body(walker, t, target, d, ck, iu, sf);
+      writeEnd(t);
+      return;
     }
+    setFrame(walker.frames[d], kind, value, target, keys, ck, iu, kind === KIND_ARR);
     walk(walker, d, sf);
   }
 

@@ -25,6 +25,7 @@
 const codegen = require('./codegen');
 const { createTable, testing } = require('./table');
 const { entryOf, keyWord, K_NUL, K_FLAGS } = require('../serialize/keys');
+const { inlineIsMap, inlineIsAnyArrayBuffer } = require('../serialize/predicates');
 
 // Key lists longer than this are not compiled (the walk takes them), and a
 // body is cut into functions of CHUNK_KEYS keys: V8 optimises big functions
@@ -48,12 +49,13 @@ function createFrameShapes(h) {
     const entries = []; // (each key's entry, as compiled in: handOne gets the same)
     const make = codegen.compile(PARAMS, bodySource(keys, h.tagByChain, entries));
     if (make === null) return false;
-    const args = { node, K: [...keys, 'toBSON', '_bsontype'], E: entries };
-    node.body = make(...PARAMS.map(p => (p in args ? args[p] : h[p])));
+    const args = { node, K: [...keys, 'toBSON', '_bsontype'], E: entries, rootHit: table.rootHit, TO_STRING_TAG: Symbol.toStringTag };
+    [node.body, node.root, node.enter, node.element] = make(...PARAMS.map(p => (p in args ? args[p] : h[p])));
     return true;
   }
 
-  return createTable(compileNode, n => n.body !== null);
+  const table = createTable(compileNode, n => n.body !== null);
+  return table;
 }
 
 // What the generated code may call: the walk's writers and constants (by these names in `h`) and its own node.
@@ -77,6 +79,25 @@ const PARAMS = [
   'handOne',
   'roomNow',
   'ELEMENT_VALUE_BYTES',
+  'openDocument',
+  'enterOpened',
+  'walkRoot',
+  'walkOpened',
+  'handBack',
+  'toBSONTarget',
+  'MAX_COMPILED_DEPTH',
+  'KIND_ARR',
+  'KIND_OBJ',
+  'rootError',
+  'ROOT_TAGGED',
+  'ROOT_VALUE',
+  'KIND_MAP',
+  'isDate',
+  'isRegExp',
+  'isUint8Array',
+  'writeEnd',
+  'TO_STRING_TAG',
+  'rootHit',
   'node',
   'K',
   'E'
@@ -122,7 +143,7 @@ else if (typeof v[K[${keys.length}]] === 'function') ${hand('HAND_TOBSON', 0, 'u
 else if (v[K[${keys.length + 1}]] == null) {
   if (v instanceof Date) writeDate(t, ${w}, ${key}, v);
   else {
-    enterDocument(walker, t, ${w}, ${key}, v, depth, node, ${p + 1}, ck, iu, sf);
+    enterAt(walker, t, ${w}, ${key}, v, depth, ${p + 1}, ck, iu, sf);
     room = roomNow(t);
   }
 } else {
@@ -145,7 +166,13 @@ else if (v[K[${keys.length + 1}]] == null) {
  */
 function bodySource(keys, tagByChain, entries) {
   const chunks = [];
-  let src = `const hand = function hand(walker, depth, p, v, kind, pre, tag, ck, iu, sf, t) {
+  let src = `// a document at 1-based position pos: through the compiled enter of the node its position had last, else enterDocument
+const enterAt = function enterAt(walker, t, w, key, v, depth, pos, ck, iu, sf) {
+const next = node.slots[pos - 1];
+if (next !== undefined && next.enter !== null) next.enter(walker, t, w, key, v, depth, node, pos, ck, iu, sf);
+else enterDocument(walker, t, w, key, v, depth, node, pos, ck, iu, sf);
+};
+const hand = function hand(walker, depth, p, v, kind, pre, tag, ck, iu, sf, t) {
 handOne(walker, depth, K[p], v, E[p], kind, pre, tag, ck, iu, sf);
 return roomNow(t);
 };
@@ -163,9 +190,52 @@ let room = roomNow(t), v, num, str, bool, tag, bi;
 ${chunkSource(keys, from, Math.min(keys.length, from + CHUNK_KEYS), tagByChain, entries)}};
 `;
   }
-  if (chunks.length === 1) return `${src}return chunk0;`;
   const calls = chunks.map(c => `${c}(walker, t, o, depth, ck, iu, sf);`).join('\n');
-  return `${src}return function shapeBody(walker, t, o, depth, ck, iu, sf) {\n${calls}\n};`;
+  src += chunks.length === 1 ? 'const body = chunk0;\n' : `const body = function shapeBody(walker, t, o, depth, ck, iu, sf) {\n${calls}\n};\n`;
+  return `${src}${frameSource(keys)}return [body, root, enter, element];`;
+}
+
+/**
+ * The key list's own copies of the frame checks, each with inline caches of
+ * its own (at walk.js's shared sites, the toStringTag `in` and the toBSON
+ * read went megamorphic in a process of many shapes: 15% of serializing
+ * nested_4 after the bench's other documents, 35 ns of { ok: 1 }). Each is
+ * tried for the document that comes where this key list came last, and
+ * makes the same reads, in the same order, as walk.js's generic steps:
+ * - element(walker, t, v, d, ck, iu, sf): openFrame's checks (frameKind,
+ *   objectTarget, Object.keys), then the key compare and the body; any other
+ *   frame is handed back as read (handBack, false). (The walk calls it for a
+ *   document in an array, after the array's last document.)
+ * - enter(...): enterDocument (openDocument, then element, else enterOpened),
+ *   for a document at a compiled parent's position (enterAt).
+ * - root(walker, o, ck, iu, sf): walkDocument's root (checkRoot's checks, then
+ *   element, else walkOpened), for the root after a root of this key list;
+ *   an array or non-object goes to walkRoot before any read.
+ */
+function frameSource(keys) {
+  const same = codegen.sameKeysSource(keys);
+  return `const element = function shapeElement(walker, t, v, d, ck, iu, sf) {
+if (Array.isArray(v)) return handBack(walker, KIND_ARR, v, null);
+if (v instanceof Map || ${inlineIsMap('v')}) return handBack(walker, KIND_MAP, v, null);
+const target = typeof v[K[${keys.length}]] === 'function' ? toBSONTarget(v) : v;
+const keys = Object.keys(target);
+if (!(${same}) || d > MAX_COMPILED_DEPTH) return handBack(walker, KIND_OBJ, target, keys);
+body(walker, t, target, d, ck, iu, sf);
+writeEnd(t);
+return true;
+};
+const enter = function shapeEnter(walker, t, w, key, v, depth, parent, pos, ck, iu, sf) {
+const d = openDocument(walker, t, w, key, v, depth);
+if (d >= 0 && !element(walker, t, v, d, ck, iu, sf)) enterOpened(walker, t, v, d, parent, pos, ck, iu, sf);
+};
+const root = function shapeRoot(walker, o, ck, iu, sf) {
+if (Array.isArray(o) || typeof o !== 'object') return walkRoot(walker, o, ck, iu, sf);
+if ('_bsontype' in o && typeof o._bsontype === 'string') throw rootError(ROOT_TAGGED);
+if (isDate(o) || isRegExp(o) || isUint8Array(o) || ${inlineIsAnyArrayBuffer('o')}) throw rootError(ROOT_VALUE);
+if (element(walker, walker.tape, o, 0, ck, iu, sf)) rootHit(node);
+else walkOpened(walker, o, ck, iu, sf);
+};
+`;
 }
 
 module.exports = { createFrameShapes, testing, MAX_KEYS };
