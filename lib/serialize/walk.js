@@ -822,7 +822,7 @@ function createWalk(bson, layout) {
   /**
    * js-bson's serializeInto of the root `object` (not null): the compiled root
    * of the last root's key list if there is one (shaped/serialize.js
-   * rootSource: the same checks and reads), else js-bson's root checks, then
+   * frameSource: the same checks and reads), else js-bson's root checks, then
    * a compiled frame if the key list has one, else the walk.
    */
   function walkDocument(walker, object, checkKeys, serializeFunctions, ignoreUndefined) {
