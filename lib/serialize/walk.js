@@ -846,20 +846,10 @@ function createWalk(bson, layout) {
     walkOpened(walker, object, ck, iu, sf);
   }
 
-  /** The root once opened: its key list's compiled frame (then predicted for the next root), else the walk. */
+  /** The root once opened: as an entered document at depth 0; its compiled node, if it has one, is predicted for the next root. */
   function walkOpened(walker, object, ck, iu, sf) {
-    const kind = walker.openKind;
-    const target = walker.openTarget;
-    const keys = walker.openKeys;
-    const node = kind === KIND_OBJ && walker.shaped ? compiledNode(keys, null, 0) : null;
-    if (node !== null) {
-      shapes.setRoot(node);
-      node.body(walker, walker.tape, target, 0, ck, iu, sf);
-      writeEnd(walker.tape);
-      return;
-    }
-    setFrame(walker.frame(0), kind, object, target, keys, ck, iu, false);
-    walk(walker, 0, sf);
+    const node = enterOpened(walker, walker.tape, object, 0, null, 0, ck, iu, sf);
+    if (node !== null) shapes.setRoot(node);
   }
 
   /**
@@ -901,19 +891,18 @@ function createWalk(bson, layout) {
     return d;
   }
 
-  /** An entered document once opened: its key list's compiled frame, else the walk. */
+  /** A document entered at depth `d`, once opened: through its key list's compiled frame (returned), else the walk (null). */
   function enterOpened(walker, t, value, d, parent, pos, ck, iu, sf) {
     const kind = walker.openKind;
-    const target = walker.openTarget;
-    const keys = walker.openKeys;
-    const node = kind === KIND_OBJ && d <= MAX_COMPILED_DEPTH ? compiledNode(keys, parent, pos) : null;
+    const node = kind === KIND_OBJ && walker.shaped && d <= MAX_COMPILED_DEPTH ? compiledNode(walker.openKeys, parent, pos) : null;
     if (node !== null) {
-      node.body(walker, t, target, d, ck, iu, sf);
+      node.body(walker, t, walker.openTarget, d, ck, iu, sf);
       writeEnd(t);
-      return;
+      return node;
     }
-    setFrame(walker.frames[d], kind, value, target, keys, ck, iu, kind === KIND_ARR);
+    setFrame(walker.frames[d], kind, value, walker.openTarget, walker.openKeys, ck, iu, kind === KIND_ARR);
     walk(walker, d, sf);
+    return null;
   }
 
   /** One element of a compiled frame at `depth` that the walk writes, with what was read of it (`hand`, `pre`). */
