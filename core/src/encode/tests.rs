@@ -442,6 +442,68 @@ fn oid_from_ints_matches_bytes() {
   assert_eq!(&got[got.len() - 14..got.len() - 2], &oid[..]);
 }
 
+/// Runs of every number op in one array (each kind's loop, switches between
+/// them, a NULL between runs, indices past the digit table), against a plain
+/// writer of the same elements.
+#[test]
+fn array_number_runs_match_a_plain_writer() {
+  let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+  let mut next = move || {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    seed
+  };
+  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL];
+  let (mut ops, mut nums, mut body) = (vec![w(op::ARRAY, 1)], Vec::new(), Vec::new());
+  let mut index = 0u32;
+  while index < 10_050 {
+    let code = kinds[(next() % kinds.len() as u64) as usize];
+    for _ in 0..1 + next() % 40 {
+      let key: Vec<u8> = index.to_string().into_bytes();
+      let slot = next().to_le_bytes();
+      let (type_byte, value): (u8, Vec<u8>) = match code {
+        op::INT32 => (0x10, slot[..4].to_vec()),
+        op::DOUBLE => (0x01, slot.to_vec()),
+        op::INT64 => (0x12, slot.to_vec()),
+        op::TIMESTAMP => (0x11, slot.to_vec()),
+        op::DATE => (0x09, long_from_number(f64::from_le_bytes(slot) % 1e18).to_le_bytes().to_vec()),
+        op::OID_INTS => (0x07, Vec::new()),
+        _ => (0x0A, Vec::new()),
+      };
+      ops.push(code);
+      body.push(type_byte);
+      body.extend(&key);
+      body.push(0);
+      match code {
+        op::DATE => nums.extend((f64::from_le_bytes(slot) % 1e18).to_le_bytes()),
+        op::OID_INTS => {
+          let ints: Vec<u32> = (0..4).map(|_| next() as u32 & 0x00FF_FFFF).collect();
+          for int in &ints {
+            nums.extend(int.to_le_bytes());
+            body.extend(&int.to_be_bytes()[1..]);
+          }
+        }
+        op::NULL => {}
+        _ => nums.extend(slot),
+      }
+      body.extend(value);
+      index += 1;
+    }
+  }
+  ops.extend([op::END, op::END]);
+  let mut e = Encoder::new();
+  e.define_key(0, b"a").unwrap();
+  let got = run_all(&mut e, &ops, &nums, &[], &[], 4).unwrap();
+  let array_len = 4 + body.len() + 1;
+  let mut expect = ((4 + 3 + array_len + 1) as i32).to_le_bytes().to_vec();
+  expect.extend([4, b'a', 0]);
+  expect.extend((array_len as i32).to_le_bytes());
+  expect.extend(&body);
+  expect.extend([0, 0]);
+  assert_eq!(got, expect);
+}
+
 #[test]
 fn dates_follow_long_from_number() {
   assert_eq!(long_from_number(f64::NAN), 0);
@@ -546,11 +608,16 @@ mod speed {
   #[test]
   #[ignore]
   fn int_array_speed() {
-    let code = if std::env::var("SPEED_OP").as_deref() == Ok("oid") { op::OID_INTS } else { op::INT32 };
+    // SPEED_OP: oid, mix (int32 and double alternating), else int32
+    let codes: &[u32] = match std::env::var("SPEED_OP").as_deref() {
+      Ok("oid") => &[op::OID_INTS],
+      Ok("mix") => &[op::INT32, op::DOUBLE],
+      _ => &[op::INT32],
+    };
     let mut e = Encoder::new();
     e.define_key(0, b"a").unwrap();
     let mut ops = vec![op::ARRAY | 1 << 8];
-    ops.extend(std::iter::repeat(code).take(1000));
+    ops.extend(codes.iter().cycle().take(1000));
     ops.extend([op::END, op::END]);
     let nums = vec![7u8; 16 * 1000];
     let mut out = vec![0u8; 1 << 16];
