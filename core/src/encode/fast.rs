@@ -188,7 +188,7 @@ pub(super) fn fast_run(
   let result = loop {
     let Some(&word) = ops.get(o) else { break Ok(()) };
     // Tightest path: numbers, dates and ObjectIds in arrays, in a loop of their own.
-    if array {
+    if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS) {
       match array_numbers(buf, &mut pos, ops, &mut o, nums, &mut n_i, &mut index) {
         Ok(true) => continue,
         Ok(false) => {}
