@@ -17,6 +17,10 @@ use super::{bad, long_from_number, op, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN
 /// to run_inner).
 const LONG_BYTES_MAX: usize = 64 * 1024;
 
+/// Room array_run gives a value after its index (a string or binary of
+/// SHORT_BYTES and its header).
+const VALUE_ROOM: usize = 56;
+
 /// Staged keys up to this length take the fast path (type, key, NUL and the
 /// largest fast value fit FAST_ROOM; the walk stages keys of up to 64 bytes).
 const STAGED_KEY_MAX: usize = 64;
@@ -50,15 +54,13 @@ fn copy_words_checked(w: &mut [u8; FAST_ROOM], at: usize, bytes: &[u8], bi: usiz
   true
 }
 
-/// Array elements of a number slot or two (int32, double, int64, timestamp,
-/// date, ObjectId as four ints), each kind's run in a loop of its own.
-/// Ok(false) when it wrote none (another op, no room, or an index past the
-/// table: the caller takes the element). (Not inlined into run_inner, where
-/// its cursors lived on the stack: 1,000 int32s took 2.7 ns each there, 1.5
-/// here.)
-#[inline(never)]
-fn array_numbers(buf: &mut [u8], pos: &mut usize, ops: &[u32], o: &mut usize, nums: &[u8], n_i: &mut usize, index: &mut u32) -> Result<bool, String> {
-  let mut c = ArrayCursor { at: *pos, oi: *o, ni: *n_i, ix: *index };
+/// Array elements of a fixed size (int32, double, int64, timestamp, date,
+/// ObjectId as four ints) or with at most SHORT_BYTES bytes on the bytes tape
+/// (short strings and binaries), each kind's run in a loop of its own.
+/// Ok(false) when it wrote none (another op, no room, an index past the
+/// table, an element that needs run_inner's checks: the caller takes it).
+#[inline(always)]
+fn array_run(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8]) -> Result<bool, &'static str> {
   let start = c.oi;
   let result = loop {
     let Some(&word) = ops.get(c.oi) else { break Ok(()) };
@@ -68,43 +70,62 @@ fn array_numbers(buf: &mut [u8], pos: &mut usize, ops: &[u32], o: &mut usize, nu
         buf,
         ops,
         nums,
+        bytes,
         1,
         |word| match word {
           op::INT32 => Some(0x10),
           op::DOUBLE => Some(0x01),
           _ => None,
         },
-        |word, w, src| {
+        |word, w, src, _| {
           w[..8].copy_from_slice(src);
-          if word == op::INT32 { 4 } else { 8 }
+          Some((if word == op::INT32 { 4 } else { 8 }, 0))
         },
       ),
       op::INT64 | op::TIMESTAMP => c.run(
         buf,
         ops,
         nums,
+        bytes,
         1,
         |word| match word {
           op::INT64 => Some(0x12),
           op::TIMESTAMP => Some(0x11),
           _ => None,
         },
-        |_, w, src| {
+        |_, w, src, _| {
           w[..8].copy_from_slice(src);
-          8
+          Some((8, 0))
         },
       ),
-      op::DATE => c.run(buf, ops, nums, 1, |word| (word == op::DATE).then_some(0x09), |_, w, src| {
-        if let Ok(&num) = <&[u8; 8]>::try_from(src) {
-          w[..8].copy_from_slice(&long_from_number(f64::from_le_bytes(num)).to_le_bytes());
-        }
-        8
+      op::DATE => c.run(buf, ops, nums, bytes, 1, |word| (word == op::DATE).then_some(0x09), |_, w, src, _| {
+        let num = <[u8; 8]>::try_from(src).ok()?;
+        w[..8].copy_from_slice(&long_from_number(f64::from_le_bytes(num)).to_le_bytes());
+        Some((8, 0))
       }),
-      op::OID_INTS => c.run(buf, ops, nums, 2, |word| (word == op::OID_INTS).then_some(0x07), |_, w, src| {
-        if let Ok(src) = <&[u8; 16]>::try_from(src) {
-          w[..12].copy_from_slice(&oid_from_ints(src));
-        }
-        12
+      op::OID_INTS => c.run(buf, ops, nums, bytes, 2, |word| (word == op::OID_INTS).then_some(0x07), |_, w, src, _| {
+        w[..12].copy_from_slice(&oid_from_ints(<&[u8; 16]>::try_from(src).ok()?));
+        Some((12, 0))
+      }),
+      // (as the K_STRB arm of fast_run: the bytes in whole words, the tail past n overwritten)
+      op::STRING_BYTES => c.run(buf, ops, nums, bytes, 1, |word| (word == op::STRING_BYTES).then_some(0x02), |_, w, src, data| {
+        let n = u32::from_le_bytes([src[0], src[1], src[2], src[3]]) as usize;
+        let data = data.filter(|_| n <= SHORT_BYTES)?;
+        w[..4].copy_from_slice(&((n + 1) as u32).to_le_bytes());
+        w[4..4 + SHORT_BYTES].copy_from_slice(data);
+        w[4 + n] = 0;
+        Some((4 + n + 1, n))
+      }),
+      // (as values::binary_bytes, for data of at most SHORT_BYTES; subtype 2's inner length is left to run_inner)
+      op::BINARY_BYTES => c.run(buf, ops, nums, bytes, 1, |word| (word == op::BINARY_BYTES).then_some(0x05), |_, w, src, data| {
+        let len = i32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+        let subtype = i32::from_le_bytes([src[4], src[5], src[6], src[7]]);
+        let n = usize::try_from(len).ok().filter(|&n| n <= SHORT_BYTES && subtype != 2)?;
+        let data = data?;
+        w[..4].copy_from_slice(&len.to_le_bytes());
+        w[4] = subtype as u8;
+        w[5..5 + SHORT_BYTES].copy_from_slice(data);
+        Some((5 + n, n))
       }),
       _ => break Ok(()),
     };
@@ -114,51 +135,67 @@ fn array_numbers(buf: &mut [u8], pos: &mut usize, ops: &[u32], o: &mut usize, nu
       Err(e) => break Err(e),
     }
   };
-  (*pos, *o, *n_i, *index) = (c.at, c.oi, c.ni, c.ix);
   result.map(|()| c.oi != start)
 }
 
-/// array_numbers's cursors: output position, op, number slot, array index.
-struct ArrayCursor {
+/// array_run in a function of its own, for long runs: inlined into
+/// run_inner, its cursors lived on the stack (1,000 int32s: 2.7 ns an
+/// element there, 1.9 here), while for a short array the call cost more
+/// than the loop gained (arrays of two doubles: 12 ns an element against 10).
+#[inline(never)]
+fn array_run_apart(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8]) -> Result<bool, &'static str> {
+  array_run(c, buf, ops, nums, bytes)
+}
+
+/// array_run's cursors: output position, op, number slot, bytes tape, array index.
+pub(super) struct ArrayCursor {
   at: usize,
   oi: usize,
   ni: usize,
+  bi: usize,
   ix: u32,
 }
 
 impl ArrayCursor {
-  /// Writes elements while `type_of` gives the op a type byte (`value` writes
-  /// a value from its `slots` number slots into the window after the index
-  /// and returns its length); Ok(true) when it reached another op.
+  /// Writes elements while `type_of` gives the op a type byte. `value` writes
+  /// a value from its `slots` number slots (and the next SHORT_BYTES bytes of
+  /// the bytes tape, None past its end) into the window after the index and
+  /// returns its length and the tape bytes it used, or None to leave the
+  /// element to the caller. Ok(true) when it reached another op.
+  #[allow(clippy::too_many_arguments)]
   #[inline(always)]
   fn run(
     &mut self,
     buf: &mut [u8],
     ops: &[u32],
     nums: &[u8],
+    bytes: &[u8],
     slots: usize,
     type_of: impl Fn(u32) -> Option<u8>,
-    value: impl Fn(u32, &mut [u8; 16], &[u8]) -> usize,
-  ) -> Result<bool, String> {
+    value: impl Fn(u32, &mut [u8; VALUE_ROOM], &[u8], Option<&[u8; SHORT_BYTES]>) -> Option<(usize, usize)>,
+  ) -> Result<bool, &'static str> {
     let table = index_table();
-    let (mut at, mut oi, mut ni, mut ix) = (self.at, self.oi, self.ni, self.ix);
+    let (mut at, mut oi, mut ni, mut bi, mut ix) = (self.at, self.oi, self.ni, self.bi, self.ix);
     let result = loop {
       let Some(&word) = ops.get(oi) else { break Ok(true) };
       let Some(type_byte) = type_of(word) else { break Ok(true) };
       let Some(&digits) = table.get(ix as usize) else { break Ok(false) };
       let s = ni * 8;
-      let Some(src) = nums.get(s..s + slots * 8) else { break Err(bad("number slot past the end")) };
-      let Some(Ok(w)) = buf.get_mut(at..at + 32).map(<&mut [u8; 32]>::try_from) else { break Ok(false) };
+      let Some(src) = nums.get(s..s + slots * 8) else { break Err("number slot past the end") };
+      let Some(Ok(w)) = buf.get_mut(at..at + 8 + VALUE_ROOM).map(<&mut [u8; 8 + VALUE_ROOM]>::try_from) else { break Ok(false) };
       // the type byte, the index's digits and its NUL in one store
       w[0..8].copy_from_slice(&((digits << 8) | u64::from(type_byte)).to_le_bytes());
       let p = 8 - (digits.leading_zeros() / 8) as usize + 2;
-      let Some(Ok(v)) = w.get_mut(p..p + 16).map(<&mut [u8; 16]>::try_from) else { break Ok(false) };
-      at += p + value(word, v, src);
+      let Some(Ok(v)) = w.get_mut(p..p + VALUE_ROOM).map(<&mut [u8; VALUE_ROOM]>::try_from) else { break Ok(false) };
+      let data = bytes.get(bi..bi + SHORT_BYTES).and_then(|d| <&[u8; SHORT_BYTES]>::try_from(d).ok());
+      let Some((len, used)) = value(word, v, src, data) else { break Ok(false) };
+      at += p + len;
+      bi += used;
       oi += 1;
       ni += slots;
       ix += 1;
     };
-    (self.at, self.oi, self.ni, self.ix) = (at, oi, ni, ix);
+    (self.at, self.oi, self.ni, self.bi, self.ix) = (at, oi, ni, bi, ix);
     result
   }
 }
@@ -187,12 +224,17 @@ pub(super) fn fast_run(
   let (mut o, mut n_i, mut b_i, mut r_i) = (*oi, *ni, *bi, *rope_pos);
   let result = loop {
     let Some(&word) = ops.get(o) else { break Ok(()) };
-    // Tightest path: numbers, dates and ObjectIds in arrays, in a loop of their own.
-    if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS) {
-      match array_numbers(buf, &mut pos, ops, &mut o, nums, &mut n_i, &mut index) {
+    // Tightest path: runs of array elements of the kinds array_run takes, in
+    // a loop of their own (from four of one op: the call costs more than
+    // tweet's two-number arrays gain).
+    if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS | op::STRING_BYTES | op::BINARY_BYTES) {
+      let mut c = ArrayCursor { at: pos, oi: o, ni: n_i, bi: b_i, ix: index };
+      let run = if ops.get(o + 7) == Some(&word) { array_run_apart(&mut c, buf, ops, nums, bytes) } else { array_run(&mut c, buf, ops, nums, bytes) };
+      (pos, o, n_i, b_i, index) = (c.at, c.oi, c.ni, c.bi, c.ix);
+      match run {
         Ok(true) => continue,
         Ok(false) => {}
-        Err(e) => break Err(e),
+        Err(e) => break Err(bad(e)),
       }
     }
     let info = OPS[(word & 0xFF) as usize];

@@ -442,11 +442,12 @@ fn oid_from_ints_matches_bytes() {
   assert_eq!(&got[got.len() - 14..got.len() - 2], &oid[..]);
 }
 
-/// Runs of every number op in one array (each kind's loop, switches between
-/// them, a NULL between runs, indices past the digit table), against a plain
-/// writer of the same elements.
+/// Runs of every op array_run takes in one array (each kind's loop, switches
+/// between them, a NULL between runs, strings and binaries around SHORT_BYTES,
+/// binary subtype 2, indices past the digit table), against a plain writer of
+/// the same elements.
 #[test]
-fn array_number_runs_match_a_plain_writer() {
+fn array_runs_match_a_plain_writer() {
   let mut seed = 0x9e37_79b9_7f4a_7c15u64;
   let mut next = move || {
     seed ^= seed << 13;
@@ -454,8 +455,8 @@ fn array_number_runs_match_a_plain_writer() {
     seed ^= seed << 17;
     seed
   };
-  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL];
-  let (mut ops, mut nums, mut body) = (vec![w(op::ARRAY, 1)], Vec::new(), Vec::new());
+  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL, op::STRING_BYTES, op::BINARY_BYTES];
+  let (mut ops, mut nums, mut bytes, mut body) = (vec![w(op::ARRAY, 1)], Vec::new(), Vec::new(), Vec::new());
   let mut index = 0u32;
   while index < 10_050 {
     let code = kinds[(next() % kinds.len() as u64) as usize];
@@ -469,6 +470,8 @@ fn array_number_runs_match_a_plain_writer() {
         op::TIMESTAMP => (0x11, slot.to_vec()),
         op::DATE => (0x09, long_from_number(f64::from_le_bytes(slot) % 1e18).to_le_bytes().to_vec()),
         op::OID_INTS => (0x07, Vec::new()),
+        op::STRING_BYTES => (0x02, Vec::new()),
+        op::BINARY_BYTES => (0x05, Vec::new()),
         _ => (0x0A, Vec::new()),
       };
       ops.push(code);
@@ -485,6 +488,29 @@ fn array_number_runs_match_a_plain_writer() {
           }
         }
         op::NULL => {}
+        op::STRING_BYTES => {
+          let n = (next() % 52) as usize;
+          let text: Vec<u8> = (0..n).map(|_| b'a' + (next() % 26) as u8).collect();
+          nums.extend((n as u64).to_le_bytes());
+          body.extend((n as i32 + 1).to_le_bytes());
+          body.extend(&text);
+          body.push(0);
+          bytes.extend(text);
+        }
+        op::BINARY_BYTES => {
+          let n = (next() % 60) as usize;
+          let data: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+          let subtype = [2, 0x100, 0x104, 0x180][(next() % 4) as usize];
+          nums.extend((n as i32).to_le_bytes());
+          nums.extend((subtype as i32).to_le_bytes());
+          body.extend((n as i32 + if subtype == 2 { 4 } else { 0 }).to_le_bytes());
+          body.push(subtype as u8);
+          if subtype == 2 {
+            body.extend((n as i32).to_le_bytes());
+          }
+          body.extend(&data);
+          bytes.extend(data);
+        }
         _ => nums.extend(slot),
       }
       body.extend(value);
@@ -494,7 +520,7 @@ fn array_number_runs_match_a_plain_writer() {
   ops.extend([op::END, op::END]);
   let mut e = Encoder::new();
   e.define_key(0, b"a").unwrap();
-  let got = run_all(&mut e, &ops, &nums, &[], &[], 4).unwrap();
+  let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
   let array_len = 4 + body.len() + 1;
   let mut expect = ((4 + 3 + array_len + 1) as i32).to_le_bytes().to_vec();
   expect.extend([4, b'a', 0]);
@@ -608,7 +634,7 @@ mod speed {
   #[test]
   #[ignore]
   fn int_array_speed() {
-    // SPEED_OP: oid, mix (int32 and double alternating), else int32
+    // SPEED_OP: oid, mix (int32 and double alternating), pairs (arrays of two int32s), else int32
     let codes: &[u32] = match std::env::var("SPEED_OP").as_deref() {
       Ok("oid") => &[op::OID_INTS],
       Ok("mix") => &[op::INT32, op::DOUBLE],
@@ -617,7 +643,14 @@ mod speed {
     let mut e = Encoder::new();
     e.define_key(0, b"a").unwrap();
     let mut ops = vec![op::ARRAY | 1 << 8];
-    ops.extend(codes.iter().cycle().take(1000));
+    if std::env::var("SPEED_OP").as_deref() == Ok("pairs") {
+      // 1,000 int32s in arrays of two
+      for _ in 0..500 {
+        ops.extend([op::ARRAY, op::INT32, op::INT32, op::END]);
+      }
+    } else {
+      ops.extend(codes.iter().cycle().take(1000));
+    }
     ops.extend([op::END, op::END]);
     let nums = vec![7u8; 16 * 1000];
     let mut out = vec![0u8; 1 << 16];
