@@ -148,7 +148,7 @@ fn array_run_apart(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8]
 }
 
 /// array_run's cursors: output position, op, number slot, bytes tape, array index.
-pub(super) struct ArrayCursor {
+struct ArrayCursor {
   at: usize,
   oi: usize,
   ni: usize,
@@ -224,9 +224,8 @@ pub(super) fn fast_run(
   let (mut o, mut n_i, mut b_i, mut r_i) = (*oi, *ni, *bi, *rope_pos);
   let result = loop {
     let Some(&word) = ops.get(o) else { break Ok(()) };
-    // Tightest path: runs of array elements of the kinds array_run takes, in
-    // a loop of their own (from four of one op: the call costs more than
-    // tweet's two-number arrays gain).
+    // Tightest path: array elements of the kinds array_run takes, in a loop
+    // of their own (a run of 8 or more of one op through a call, see array_run_apart).
     if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS | op::STRING_BYTES | op::BINARY_BYTES) {
       let mut c = ArrayCursor { at: pos, oi: o, ni: n_i, bi: b_i, ix: index };
       let run = if ops.get(o + 7) == Some(&word) { array_run_apart(&mut c, buf, ops, nums, bytes) } else { array_run(&mut c, buf, ops, nums, bytes) };

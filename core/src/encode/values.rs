@@ -56,8 +56,8 @@ pub(super) fn object_id_ints(out: &mut Out, nums: &[u8], ni: &mut usize) -> Resu
 }
 
 /// The 12 ObjectId bytes from its four 24-bit ints (js-bson's i0..i3, two
-/// number slots): each int's three bytes big-endian. (In two words: byte by
-/// byte took 3.6 ns an element of an array of ObjectIds, this 3.1.)
+/// number slots): each int's three bytes big-endian. (Shifted in one u128:
+/// byte by byte took 3.6 ns an element of an array of ObjectIds, this 3.1.)
 #[inline(always)]
 pub(super) fn oid_from_ints(src: &[u8; 16]) -> [u8; 12] {
   let x = u128::from_le_bytes(*src);
