@@ -448,7 +448,12 @@ fn oid_from_ints_matches_bytes() {
 /// the same elements.
 #[test]
 fn array_runs_match_a_plain_writer() {
-  let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+  for start in 1..=8u64 {
+    array_runs_of_seed(start.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+  }
+}
+
+fn array_runs_of_seed(mut seed: u64) {
   let mut next = move || {
     seed ^= seed << 13;
     seed ^= seed >> 7;
