@@ -236,3 +236,48 @@ test('no reference to a document read here is kept after the call', () => {
   assert.strictEqual(r.stderr, '');
   assert.strictEqual(r.stdout, '0');
 });
+
+test('compiled layouts: js-bson\'s values for their documents, js-bson\'s value or error for every other byte', () => {
+  const layouts = [
+    b.doc(b.el(T.double, 'ok', b.f64(1))),
+    b.doc(b.el(T.int32, 'n', b.i32(1)), b.el(T.double, 'ok', b.f64(1))),
+    b.doc(b.el(T.bool, 't', Buffer.from([1])), b.el(T.null, 'z'), b.el(T.int32, '', b.i32(-2147483648)), b.el(T.double, 'd', b.f64(-0))),
+    b.doc(b.el(T.int32, 'dup', b.i32(1)), b.el(T.bool, 'dup', Buffer.from([0]))),
+    b.doc(b.el(T.double, 'a"\\\'b', b.f64(NaN)), b.el(T.int32, '0', b.i32(7)), b.el(T.int32, 'constructor', b.i32(8)))
+  ];
+  for (const [i, bytes] of layouts.entries()) {
+    const { compiled, hits } = small.layoutCounts;
+    for (let r = 0; r < 12; r++) same(bytes, undefined, `layout ${i}, call ${r}`);
+    assert.strictEqual(small.layoutCounts.compiled, compiled + 1, `layout ${i} compiled`);
+    assert.ok(small.layoutCounts.hits > hits, `layout ${i} read by its reader`);
+    // while its reader is the last one made: every other value of every byte, and every truncation
+    const before = small.layoutCounts.hits;
+    for (let at = 0; at < bytes.length; at++) {
+      for (const v of [0, 1, 2, 0x30, 0x7f, 0x80, 0xff]) {
+        if (bytes[at] === v) continue;
+        const mutated = Buffer.from(bytes);
+        mutated[at] = v;
+        same(mutated, undefined, `layout ${i}: byte ${at} set to ${v}`);
+        same(bytes, undefined, `layout ${i} again`);
+      }
+      same(bytes.subarray(0, at), undefined, `layout ${i} cut at ${at}`);
+      same(Buffer.concat([bytes, Buffer.from([0])]), undefined, `layout ${i} and a byte more`);
+    }
+    assert.ok(small.layoutCounts.hits > before + bytes.length, `layout ${i}: its reader stayed in use`);
+  }
+  // the last two readers are tried: alternating two compiled layouts, both hit
+  const hits = small.layoutCounts.hits;
+  for (let r = 0; r < 10; r++) {
+    same(layouts[3], undefined, 'alternating 3');
+    same(layouts[4], undefined, 'alternating 4');
+  }
+  assert.strictEqual(small.layoutCounts.hits, hits + 20);
+  // no layout: other types, nested documents, keys not from their memo
+  const compiled = small.layoutCounts.compiled;
+  for (let r = 0; r < 12; r++) {
+    same(b.doc(b.el(T.string, 's', b.str('x')), b.el(T.int32, 'n', b.i32(r))), undefined, 'a string');
+    same(b.doc(b.el(T.object, 'o', b.doc(b.el(T.int32, 'n', b.i32(r))))), undefined, 'nested');
+  }
+  for (let r = 0; r < 40; r++) same(b.doc(b.el(T.int32, 'k' + r, b.i32(r))), undefined, 'new keys');
+  assert.strictEqual(small.layoutCounts.compiled, compiled);
+});
