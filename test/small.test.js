@@ -272,7 +272,12 @@ test('compiled layouts: js-bson\'s values for their documents, js-bson\'s value 
     same(layouts[4], undefined, 'alternating 4');
   }
   assert.strictEqual(small.layoutCounts.hits, hits + 20);
-  // no layout: other types, nested documents, keys not from their memo
+  // two new layouts alternating from their first use: both compiled
+  const pair = [b.doc(b.el(T.int32, 'n', b.i32(1)), b.el(T.int32, 'nModified', b.i32(1)), b.el(T.double, 'ok', b.f64(1))), b.doc(b.el(T.bool, 'acknowledged', Buffer.from([1])))];
+  const before = small.layoutCounts.compiled;
+  for (let r = 0; r < 12; r++) for (const bytes of pair) same(bytes, undefined, 'alternating layouts');
+  assert.strictEqual(small.layoutCounts.compiled, before + 2, 'both alternating layouts compiled');
+  // no layout: other types, nested documents, a layout that does not recur
   const compiled = small.layoutCounts.compiled;
   for (let r = 0; r < 12; r++) {
     same(b.doc(b.el(T.string, 's', b.str('x')), b.el(T.int32, 'n', b.i32(r))), undefined, 'a string');

@@ -103,7 +103,6 @@ const shapeAt = Array.from({ length: MAX_ELEMENTS }, () => ({ keys: [], runs: 0,
 function makeObject(depth, first, n, hits, dict) {
   const keys = keysAt[depth];
   const values = valuesAt[depth];
-  if (depth === 0) rootKeysHit = hits;
   if (n === 0) return {};
   let o = null;
   if (hits && !dict) {
@@ -196,6 +195,7 @@ function readDocument(buf, at, end, depth, isArray) {
       // (the first key decides the object's mode: it cannot change cheaply later)
       if (!memoHit) {
         const fresh = isFresh(buf, keyStart, at);
+        if (fresh) freshKey = true;
         const cold = countMiss(fresh);
         if (n === 0) dict = fresh && cold;
         hits = false;
@@ -274,22 +274,27 @@ function readDocument(buf, at, end, depth, isArray) {
 // Compiled layouts. A document of at most LAYOUT_MAX_BYTES whose elements
 // are all doubles, int32s, booleans and nulls ({ ok: 1 }, { n: 1, ok: 1 })
 // has a fixed layout: its length, type bytes, keys and terminators, with the
-// values at fixed offsets. Once one layout has come COMPILE_AFTER times in a
-// row, with every key from its memo, a reader is generated for it
-// (compileLayout) that compares those bytes and makes the object from the
-// values at their offsets, with inline caches of its own: readDocument's,
-// shared by every document the process reads, made { ok: 1 } cost 63-71 ns
-// after the bench's other documents, 51 in a process of its own (with the
-// readers 35-38 and 24 ns; { n: 1, ok: 1 } 84-89 ns -> 35). The
-// last two readers made are tried first; each takes exactly the documents
-// readDocument took with its layout (a boolean's byte is checked) and gives
-// up on any other.
+// values at fixed offsets. Once a layout has come COMPILE_AFTER times (it or
+// one other layout each time, so two alternating layouts count too) with no
+// key new lately (isFresh: documents of ever-new keys are not noted), a
+// reader is generated for it (compileLayout) that compares those bytes and
+// makes the object from the values at their offsets, with inline caches of
+// its own: readDocument's, shared by every document the process reads, made
+// { ok: 1 } cost 63-71 ns after the bench's other documents, 51 in a process
+// of its own (with the readers 35-38 and 24 ns; { n: 1, ok: 1 } 80-89 ns ->
+// 33-35). The last two readers made are tried first; each takes exactly the
+// documents readDocument took with its layout (a boolean's byte is checked)
+// and gives up on any other.
 const LAYOUT_MAX_BYTES = 64;
-const layout = new Uint8Array(LAYOUT_MAX_BYTES); // the last layout: a document, its values zeroed
 const current = new Uint8Array(LAYOUT_MAX_BYTES); // the document read now, its values zeroed
+// the last two layouts seen (a document, its values zeroed), how long, how many times
+let layout = new Uint8Array(LAYOUT_MAX_BYTES);
 let layoutLength = 0;
 let layoutRuns = 0;
-let rootKeysHit = false; // every key of the last root document read was its memo
+let previous = new Uint8Array(LAYOUT_MAX_BYTES);
+let previousLength = 0;
+let previousRuns = 0;
+let freshKey = false; // the document read now has a key not seen lately (isFresh)
 let reader0 = null;
 let reader1 = null;
 const layoutCounts = { compiled: 0, hits: 0 }; // (for the tests)
@@ -301,9 +306,9 @@ function valueWidth(type) {
 
 /**
  * Notes the layout of `buf` (n bytes, a root document readDocument read
- * without a nested one): another run of the last layout, compiled at its
- * COMPILE_AFTER-th; or the new last layout. (Documents with other types
- * are not layouts.)
+ * without a nested one): another use of one of the last two layouts,
+ * compiled at its COMPILE_AFTER-th; or a new last layout. (Documents with
+ * other types are not layouts.)
  */
 function noteLayout(buf, n) {
   for (let i = 0; i < 4; i++) current[i] = buf[i];
@@ -321,12 +326,18 @@ function noteLayout(buf, n) {
     at += 1 + width;
   }
   current[n - 1] = 0;
-  let same = n === layoutLength;
-  for (let i = 0; same && i < n; i++) same = layout[i] === current[i];
-  if (!same) {
-    for (let i = 0; i < n; i++) layout[i] = current[i];
-    layoutLength = n;
-    layoutRuns = 0;
+  if (!sameLayout(layout, layoutLength, n)) {
+    // the layout before it, or a new one (which takes the place of the older)
+    const older = previous;
+    previous = layout;
+    layout = older;
+    [layoutLength, previousLength] = [previousLength, layoutLength];
+    [layoutRuns, previousRuns] = [previousRuns, layoutRuns];
+    if (!sameLayout(layout, layoutLength, n)) {
+      for (let i = 0; i < n; i++) layout[i] = current[i];
+      layoutLength = n;
+      layoutRuns = 0;
+    }
   }
   if (++layoutRuns === COMPILE_AFTER) {
     const read = compileLayout(buf, n);
@@ -336,6 +347,13 @@ function noteLayout(buf, n) {
       layoutCounts.compiled++;
     }
   }
+}
+
+/** Whether `known` (`length` bytes) is the layout in `current` (n bytes). */
+function sameLayout(known, length, n) {
+  if (length !== n) return false;
+  for (let i = 0; i < n; i++) if (known[i] !== current[i]) return false;
+  return true;
 }
 
 /** The reader generated for the layout of the document in `buf` (noteLayout's), or null without code generation. */
@@ -392,11 +410,12 @@ function readSmall(buf, binary, objectId, promote) {
   makeObjectId = objectId;
   promoteBuffers = promote;
   deepest = 0;
+  freshKey = false;
   const document = readDocument(buf, 4, n - 1, 0, false);
   // (no references to a document's values are kept: makeObject drops those
   // it used, and a document not taken drops the values read before it stopped)
   if (document === undefined) dropValues();
-  else if (deepest === 0 && rootKeysHit && n <= LAYOUT_MAX_BYTES) noteLayout(buf, n);
+  else if (deepest === 0 && !freshKey && n <= LAYOUT_MAX_BYTES) noteLayout(buf, n);
   return document;
 }
 
