@@ -272,7 +272,8 @@ function readDocument(buf, at, end, depth, isArray) {
 }
 
 // Compiled layouts. A document of at most LAYOUT_MAX_BYTES whose elements
-// are all doubles, int32s, booleans and nulls ({ ok: 1 }, { n: 1, ok: 1 })
+// are all doubles, int32s, booleans, nulls and empty documents or arrays
+// ({ ok: 1 }, { n: 1, ok: 1 }, { values: [] })
 // has a fixed layout: its length, type bytes, keys and terminators, with the
 // values at fixed offsets. Once a layout has come COMPILE_AFTER times (it or
 // one other layout each time, so two alternating layouts count too) with no
@@ -299,14 +300,18 @@ let reader0 = null;
 let reader1 = null;
 const layoutCounts = { compiled: 0, hits: 0 }; // (for the tests)
 
-/** The bytes of a layout's value of BSON type `type`; -1 for a type that makes no layout. */
-function valueWidth(type) {
-  return type === 0x01 ? 8 : type === 0x10 ? 4 : type === 0x08 ? 1 : type === 0x0a ? 0 : -1;
+/** The bytes of a layout's value of BSON type `type` (whose value starts at `at`); -1 for a value that makes no layout. */
+function valueWidth(type, buf, at) {
+  if (type === 0x01) return 8;
+  if (type === 0x10) return 4;
+  if (type === 0x08) return 1;
+  if (type === 0x0a) return 0;
+  return (type === 0x03 || type === 0x04) && int32(buf, at) === 5 ? 0 : -1; // (an empty document's 5 bytes are part of the layout)
 }
 
 /**
  * Notes the layout of `buf` (n bytes, a root document readDocument read
- * without a nested one): another use of one of the last two layouts,
+ * with no nested document but empty ones): another use of one of the last two layouts,
  * compiled at its COMPILE_AFTER-th; or a new last layout. (Documents with
  * other types are not layouts.)
  */
@@ -314,16 +319,21 @@ function noteLayout(buf, n) {
   for (let i = 0; i < 4; i++) current[i] = buf[i];
   let at = 4;
   while (at < n - 1) {
-    const width = valueWidth(buf[at]);
-    if (width < 0) return;
-    current[at] = buf[at];
+    const type = buf[at];
+    current[at] = type;
     at++;
     while (buf[at] !== 0) {
       current[at] = buf[at];
       at++;
     }
+    const width = valueWidth(type, buf, at + 1);
+    if (width < 0) return;
     for (let i = 0; i <= width; i++) current[at + i] = 0; // (the key's NUL, then the value)
     at += 1 + width;
+    if (type === 0x03 || type === 0x04) {
+      for (let i = 0; i < 5; i++) current[at + i] = buf[at + i];
+      at += 5;
+    }
   }
   current[n - 1] = 0;
   if (!sameLayout(layout, layoutLength, n)) {
@@ -376,10 +386,13 @@ function compileLayout(buf, n) {
     else if (type === 0x08) {
       test += ` || buf[${at}] > 1`;
       value = `buf[${at}] === 1`;
+    } else if (type === 0x03 || type === 0x04) {
+      for (let i = 0; i < 5; i++) same(at + i);
+      value = type === 0x04 ? '[]' : '{}';
     } else value = 'null';
     // (never __proto__, $ref, $id or $db: readDocument gives up on those keys)
     object += `${JSON.stringify(key)}: ${value}, `;
-    at += valueWidth(type);
+    at += type === 0x03 || type === 0x04 ? 5 : valueWidth(type, buf, at);
   }
   same(n - 1);
   const make = codegen.compile(['double', 'counts'], `return function layoutReader(buf) {
@@ -415,7 +428,7 @@ function readSmall(buf, binary, objectId, promote) {
   // (no references to a document's values are kept: makeObject drops those
   // it used, and a document not taken drops the values read before it stopped)
   if (document === undefined) dropValues();
-  else if (deepest === 0 && !freshKey && n <= LAYOUT_MAX_BYTES) noteLayout(buf, n);
+  else if (deepest <= 1 && !freshKey && n <= LAYOUT_MAX_BYTES) noteLayout(buf, n);
   return document;
 }
 
