@@ -65,7 +65,9 @@ fn array_run(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], byte
   let result = loop {
     let Some(&word) = ops.get(c.oi) else { break Ok(()) };
     let run = match word {
-      // (int32s and doubles mixed in one array stay in one run)
+      // (int32s and doubles mixed in one array stay in one run; int64s and
+      // timestamps have a loop of their own: one loop for all four took
+      // alternating int32s and doubles from 2.0 to 2.3 ns an element)
       op::INT32 | op::DOUBLE => c.run(
         buf,
         ops,
