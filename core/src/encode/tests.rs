@@ -443,9 +443,9 @@ fn oid_from_ints_matches_bytes() {
 }
 
 /// Runs of every op array_run takes in one array (each kind's loop, switches
-/// between them, a NULL between runs, strings and binaries around SHORT_BYTES,
-/// binary subtype 2, indices past the digit table), against a plain writer of
-/// the same elements.
+/// between them, a NULL between runs, strings, rope pieces and binaries around
+/// SHORT_BYTES, rope pieces that are not ASCII, binary subtype 2, indices past
+/// the digit table), against a plain writer of the same elements.
 #[test]
 fn array_runs_match_a_plain_writer() {
   for start in 1..=8u64 {
@@ -460,8 +460,10 @@ fn array_runs_of_seed(mut seed: u64) {
     seed ^= seed << 17;
     seed
   };
-  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL, op::STRING_BYTES, op::BINARY_BYTES];
+  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL, op::STRING_BYTES, op::STRING_ROPE, op::BINARY_BYTES];
   let (mut ops, mut nums, mut bytes, mut body) = (vec![w(op::ARRAY, 1)], Vec::new(), Vec::new(), Vec::new());
+  let mut rope = String::new();
+  let mut pieces = 0;
   let mut index = 0u32;
   while index < 10_050 {
     let code = kinds[(next() % kinds.len() as u64) as usize];
@@ -475,11 +477,12 @@ fn array_runs_of_seed(mut seed: u64) {
         op::TIMESTAMP => (0x11, slot.to_vec()),
         op::DATE => (0x09, long_from_number(f64::from_le_bytes(slot) % 1e18).to_le_bytes().to_vec()),
         op::OID_INTS => (0x07, Vec::new()),
-        op::STRING_BYTES => (0x02, Vec::new()),
+        op::STRING_BYTES | op::STRING_ROPE => (0x02, Vec::new()),
         op::BINARY_BYTES => (0x05, Vec::new()),
         _ => (0x0A, Vec::new()),
       };
-      ops.push(code);
+      // (the document's first rope piece reads the rope: run_inner's op)
+      ops.push(if code == op::STRING_ROPE && pieces == 0 { op::STRING_ROPE_FIRST } else { code });
       body.push(type_byte);
       body.extend(&key);
       body.push(0);
@@ -501,6 +504,23 @@ fn array_runs_of_seed(mut seed: u64) {
           body.extend(&text);
           body.push(0);
           bytes.extend(text);
+        }
+        op::STRING_ROPE => {
+          // ASCII, or now and then with a character of two or three UTF-8 bytes
+          let n = (next() % 52) as usize;
+          let text: String = (0..n)
+            .map(|_| match next() % 64 {
+              0 => '\u{e9}',
+              1 => '\u{65e5}',
+              c => char::from(b'a' + (c % 26) as u8),
+            })
+            .collect();
+          nums.extend((text.encode_utf16().count() as u64).to_le_bytes());
+          body.extend((text.len() as i32 + 1).to_le_bytes());
+          body.extend(text.as_bytes());
+          body.push(0);
+          rope.push_str(&text);
+          pieces += 1;
         }
         op::BINARY_BYTES => {
           let n = (next() % 60) as usize;
@@ -525,7 +545,8 @@ fn array_runs_of_seed(mut seed: u64) {
   ops.extend([op::END, op::END]);
   let mut e = Encoder::new();
   e.define_key(0, b"a").unwrap();
-  let got = run_all(&mut e, &ops, &nums, &bytes, &[], 4).unwrap();
+  let args = if pieces == 0 { vec![] } else { vec![s(&rope)] };
+  let got = run_all(&mut e, &ops, &nums, &bytes, &args, 4).unwrap();
   let array_len = 4 + body.len() + 1;
   let mut expect = ((4 + 3 + array_len + 1) as i32).to_le_bytes().to_vec();
   expect.extend([4, b'a', 0]);
@@ -639,7 +660,9 @@ mod speed {
   #[test]
   #[ignore]
   fn int_array_speed() {
-    // SPEED_OP: oid, mix (int32 and double alternating), pairs (arrays of two int32s), else int32
+    // SPEED_OP: oid, mix (int32 and double alternating), pairs (arrays of two int32s),
+    // str (strings of 4-16 ASCII characters, those of 13 or more rope pieces, as string_1000's),
+    // doc (documents of 20 mixed elements), else int32
     let codes: &[u32] = match std::env::var("SPEED_OP").as_deref() {
       Ok("oid") => &[op::OID_INTS],
       Ok("mix") => &[op::INT32, op::DOUBLE],
@@ -648,7 +671,48 @@ mod speed {
     let mut e = Encoder::new();
     e.define_key(0, b"a").unwrap();
     let mut ops = vec![op::ARRAY | 1 << 8];
-    if std::env::var("SPEED_OP").as_deref() == Ok("pairs") {
+    let mut nums = vec![7u8; 16 * 1000];
+    let mut bytes = Vec::new();
+    let mut rope = String::new();
+    if std::env::var("SPEED_OP").as_deref() == Ok("str") {
+      nums.clear();
+      for i in 0..1000u32 {
+        let n = 4 + (i * 7919 % 13) as usize;
+        let text: String = (0..n).map(|j| char::from(b'a' + ((i as usize + j) % 26) as u8)).collect();
+        if n >= 13 {
+          ops.push(if rope.is_empty() { op::STRING_ROPE_FIRST } else { op::STRING_ROPE });
+          rope.push_str(&text);
+        } else {
+          ops.push(op::STRING_BYTES);
+          bytes.extend(text.as_bytes());
+        }
+        nums.extend((n as u64).to_le_bytes());
+      }
+      bytes.extend([0; 64]);
+    } else if std::env::var("SPEED_OP").as_deref() == Ok("doc") {
+      // 50 documents of 20 elements under defined keys (ints, doubles, short strings, booleans, nulls), as tweet's
+      nums.clear();
+      for k in 1..=20u32 {
+        e.define_key(k as usize, format!("key_{k}").as_bytes()).unwrap();
+      }
+      for d in 0..50u32 {
+        ops.push(op::DOC);
+        for k in 1..=20u32 {
+          let code = [op::INT32, op::STRING_BYTES, op::TRUE, op::NULL, op::DOUBLE][((k + d) % 5) as usize];
+          ops.push(code | (k + 1) << 8);
+          match code {
+            op::STRING_BYTES => {
+              nums.extend(10u64.to_le_bytes());
+              bytes.extend(b"0123456789");
+            }
+            op::INT32 | op::DOUBLE => nums.extend(7u64.to_le_bytes()),
+            _ => {}
+          }
+        }
+        ops.push(op::END);
+      }
+      bytes.extend([0; 64]);
+    } else if std::env::var("SPEED_OP").as_deref() == Ok("pairs") {
       // 1,000 int32s in arrays of two
       for _ in 0..500 {
         ops.extend([op::ARRAY, op::INT32, op::INT32, op::END]);
@@ -657,13 +721,13 @@ mod speed {
       ops.extend(codes.iter().cycle().take(1000));
     }
     ops.extend([op::END, op::END]);
-    let nums = vec![7u8; 16 * 1000];
+    let args = if rope.is_empty() { vec![] } else { vec![s(&rope)] };
     let mut out = vec![0u8; 1 << 16];
     let t = std::time::Instant::now();
     let n: u32 = std::env::var("SPEED_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     for _ in 0..n {
       e.begin();
-      let r = e.run(&ops, &nums, &[], &mut out, &mut [][..]).unwrap();
+      let r = e.run(&ops, &nums, &bytes, &mut out, &mut args.clone()[..]).unwrap();
       assert!(matches!(r, Step::Done(_)));
     }
     println!("ns per element: {:.2}", t.elapsed().as_nanos() as f64 / f64::from(n) / 1000.0);
