@@ -284,6 +284,36 @@ test('a document of many binaries written into a buffer of its own in one native
   }
 });
 
+test('serialize returns Node\'s own Buffers: pool views and buffers of their own, as js-bson\'s (prototype, class, deep equality)', () => {
+  const util = require('node:util');
+  const docs = [{ ok: 1 }, { n: 1, ok: 1, s: 'x'.repeat(40) }, { big: 'y'.repeat(200000) }, { list: Array.from({ length: 200 }, (_, i) => Buffer.alloc(1024, i)) }];
+  for (const doc of docs) {
+    const b = rs.serialize(doc);
+    const expected = js.serialize(doc);
+    assert.strictEqual(Object.getPrototypeOf(b), Buffer.prototype);
+    assert.strictEqual(b.constructor, Buffer);
+    assert.ok(Buffer.isBuffer(b));
+    assert.ok(util.isDeepStrictEqual(b, expected), `${Object.keys(doc)}`);
+  }
+  // Where Buffer[Symbol.species] is not Node's Buffer class, views come from Buffer.from
+  const modulePath = require.resolve('../lib/buffer-view');
+  const saved = Object.getOwnPropertyDescriptor(Buffer, Symbol.species);
+  delete require.cache[modulePath];
+  Object.defineProperty(Buffer, Symbol.species, { configurable: true, get: () => Uint8Array });
+  try {
+    const { bufferView, nodeBufferClass } = require(modulePath);
+    assert.strictEqual(nodeBufferClass, null);
+    const view = bufferView(new ArrayBuffer(16), 4, 8);
+    assert.strictEqual(Object.getPrototypeOf(view), Buffer.prototype);
+    assert.deepStrictEqual([view.byteOffset, view.length], [4, 8]);
+  } finally {
+    Object.defineProperty(Buffer, Symbol.species, saved);
+    delete require.cache[modulePath];
+  }
+  const { nodeBufferClass } = require(modulePath);
+  assert.strictEqual(nodeBufferClass.prototype, Buffer.prototype);
+});
+
 test('binaries copied to the tape by a compiled frame near the end of a fresh tape: the frame counts its room again', () => {
   // A Binary of up to 1,023 bytes (SET_BINARY_MAX) is copied to the bytes tape, more
   // than an element's room: without a recount, the short strings after it ran

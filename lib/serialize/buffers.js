@@ -8,6 +8,7 @@ const { addon, SLOT, ensureScratch } = require('../native');
 const { countDocument } = require('./keys');
 const { writeSmall, MAX_OPS: SMALL_OPS, MAX_OP_BYTES: SMALL_OP_BYTES } = require('./small');
 const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
+const { bufferView } = require('../buffer-view');
 
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
 // before its native call; the output buffer is shared (it is only used inside
@@ -363,14 +364,14 @@ function runNative(tape, BSONError, fresh) {
 function takeDocument(n) {
   if (lastBuf === pool) {
     // a view of the pool; the next document starts at the next 8-byte boundary
-    const result = Buffer.from(pool, lastOff, n);
+    const result = bufferView(pool, lastOff, n);
     poolPos = (lastOff + n + 7) & ~7;
     return result;
   }
   if (lastBuf !== big) {
     // a buffer of its own (sized by the estimate): returned as a view if it is nearly full
     const cap = lastBuf.byteLength;
-    if (n >= cap - (cap >> 3)) return Buffer.from(lastBuf, 0, n);
+    if (n >= cap - (cap >> 3)) return bufferView(lastBuf, 0, n);
   }
   const result = Buffer.allocUnsafe(n);
   result.set(new Uint8Array(lastBuf, 0, n));
