@@ -662,7 +662,7 @@ mod speed {
   fn int_array_speed() {
     // SPEED_OP: oid, mix (int32 and double alternating), pairs (arrays of two int32s),
     // str (strings of 4-16 ASCII characters, those of 13 or more rope pieces, as string_1000's),
-    // doc (documents of 20 mixed elements), else int32
+    // doc (documents of 20 mixed elements), uuid (16-byte binaries), else int32
     let codes: &[u32] = match std::env::var("SPEED_OP").as_deref() {
       Ok("oid") => &[op::OID_INTS],
       Ok("mix") => &[op::INT32, op::DOUBLE],
@@ -687,6 +687,16 @@ mod speed {
           bytes.extend(text.as_bytes());
         }
         nums.extend((n as u64).to_le_bytes());
+      }
+      bytes.extend([0; 64]);
+    } else if std::env::var("SPEED_OP").as_deref() == Ok("uuid") {
+      // 1,000 binaries of 16 bytes, subtype 4
+      nums.clear();
+      for i in 0..1000u32 {
+        ops.push(op::BINARY_BYTES);
+        nums.extend(16i32.to_le_bytes());
+        nums.extend(0x104i32.to_le_bytes());
+        bytes.extend([i as u8; 16]);
       }
       bytes.extend([0; 64]);
     } else if std::env::var("SPEED_OP").as_deref() == Ok("doc") {
