@@ -386,6 +386,44 @@ test('ever-new key lists at one position: the position goes to the walk, the res
   assert.ok(shapes.nodes() <= shapes.MAX_SLOT_MISSES + 8, `${shapes.nodes()} nodes`);
 });
 
+test("a position of ever-new key lists reads its objects' toBSON and _bsontype through Reflect.get: js-bson's bytes, getter calls and trap sequence", () => {
+  // (its objects have hidden classes V8 has not seen: shaped/serialize.js FRESH_READS)
+  let n = 0;
+  const fresh = (i = n++) => ({ ['k' + i]: i, ['t' + i]: 'x' });
+  for (let i = 0; i < 40; i++) sameBytes({ _id: i, m: fresh() }, undefined, `document ${i}`);
+  assert.strictEqual(shapes.freshPositions(), 1, 'the position of m is marked');
+  // a Proxy with new keys: the same traps, in the same order
+  for (const options of OPTION_SETS) {
+    const jsLog = [];
+    const rsLog = [];
+    const i = n++;
+    const e = outcome(() => js.serialize({ _id: 1, m: traced(fresh(i), jsLog) }, options));
+    const a = outcome(() => rs.serialize({ _id: 1, m: traced(fresh(i), rsLog) }, options));
+    assert.deepStrictEqual(a, e);
+    assert.ok(rsLog.some(([op, k]) => op === 'get' && k === 'toBSON'), 'toBSON was read through the trap');
+    assert.deepStrictEqual(rsLog, jsLog, JSON.stringify(options));
+  }
+  // getters of toBSON and _bsontype: called as often as by js-bson, with the object as `this`
+  const withGetters = (calls, i = n++) => {
+    const o = fresh(i);
+    Object.defineProperty(o, 'toBSON', { get() { calls.push(['toBSON', this === o]); return undefined; } });
+    Object.defineProperty(o, '_bsontype', { get() { calls.push(['_bsontype', this === o]); return undefined; } });
+    return { _id: 2, m: o };
+  };
+  const jsCalls = [];
+  const rsCalls = [];
+  sameBytes(withGetters([]), undefined, 'getters');
+  const i = n++;
+  assert.deepStrictEqual(rs.serialize(withGetters(rsCalls, i)), js.serialize(withGetters(jsCalls, i)));
+  assert.ok(rsCalls.length > 0);
+  assert.deepStrictEqual(rsCalls, jsCalls);
+  // a toBSON method, a BSON value, a Date, a key list that recurs after all
+  sameBytes({ _id: 3, m: { ...fresh(), toBSON: () => ({ replaced: true }) } }, undefined, 'toBSON');
+  sameBytes({ _id: 4, m: new js.ObjectId('65494a394033a116319ce2da') }, undefined, 'ObjectId');
+  sameBytes({ _id: 5, m: new Date(5) }, undefined, 'Date');
+  for (let i = 0; i < 10; i++) sameBytes({ _id: 6, m: { same: i } }, undefined, 'recurring');
+});
+
 test('documents of one key list whose objects each have a map of their own (spread, then a property added): js-bson bytes through the compiled frame', () => {
   // ({ ...base, extra }) gives every object a hidden class of its own, so the
   // compiled frame's property reads see thousands of maps (megamorphic); its

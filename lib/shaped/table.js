@@ -52,14 +52,18 @@ function createTable(compile, isCompiled) {
   let lastUnslotted = null; // the node of the last look-up without a parent slot
   let root = null; // the compiled node of the last root document (setRoot), tried first for the next one
   let rootHits = 0; // (for the tests)
+  let freshPositions = 0; // (for the tests)
 
   // keys: the key list (null: an array node). slots: the node each
-  // position's embedded object or array had last. The compiler adds its own
-  // fields (declared here, so that every node has one hidden class).
+  // position's embedded object or array had last. misses: per position, the
+  // key lists new to the table that came there; fresh (a Uint8Array the
+  // compiler may give a node): 1 at a position once they reached
+  // MAX_SLOT_MISSES. The compiler adds its own fields (declared here, so that
+  // every node has one hidden class).
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, recent: 0, slots: [], alts: [], misses: [], body: null, frame: null, root: null, enter: null, element: null };
+    return { keys, uses: 0, recent: 0, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, root: null, enter: null, element: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
@@ -202,6 +206,10 @@ function createTable(compile, isCompiled) {
       // a key list new to the table
       while (parent.misses.length < pos - 1) parent.misses.push(0);
       parent.misses[pos - 1] = misses + 1;
+      if (misses + 1 >= MAX_SLOT_MISSES && parent.fresh !== null) {
+        parent.fresh[pos - 1] = 1;
+        freshPositions++;
+      }
     }
     setSlot(parent, pos, node);
     return use(node);
@@ -222,11 +230,12 @@ function createTable(compile, isCompiled) {
     nodes: () => nodeCount,
     compiled: () => compiledCount,
     rootHits: () => rootHits,
+    freshPositions: () => freshPositions,
     reset() {
       byFirstKey.clear();
       lastUnslotted = null;
       root = null;
-      nodeCount = compiledCount = calls = probes = fresh = rootHits = 0;
+      nodeCount = compiledCount = calls = probes = fresh = rootHits = freshPositions = 0;
       cold = false;
     }
   });
@@ -239,6 +248,7 @@ const testing = {
   nodes: () => sum(t => t.nodes()),
   compiled: () => sum(t => t.compiled()),
   rootHits: () => sum(t => t.rootHits()),
+  freshPositions: () => sum(t => t.freshPositions()),
   tables: () => tables.length,
   coldTables: () => sum(t => (t.cold() ? 1 : 0)),
   reset: () => tables.forEach(t => t.reset()),
