@@ -424,6 +424,34 @@ test("a position of ever-new key lists reads its objects' toBSON and _bsontype t
   for (let i = 0; i < 10; i++) sameBytes({ _id: 6, m: { same: i } }, undefined, 'recurring');
 });
 
+test("roots of ever-new key lists (a cold table) read toBSON through Reflect.get: js-bson's bytes, getter calls and trap sequence", () => {
+  let n = 0;
+  for (let i = 0; i < 200; i++) sameBytes({ ['u' + n++]: i }, undefined, `root ${i}`);
+  assert.strictEqual(shapes.coldTables(), 1, 'the table went cold');
+  for (const options of OPTION_SETS) {
+    const i = n++;
+    const jsLog = [];
+    const rsLog = [];
+    const e = outcome(() => js.serialize(traced({ ['u' + i]: i, m: { ['v' + i]: 1 } }, jsLog), options));
+    const a = outcome(() => rs.serialize(traced({ ['u' + i]: i, m: { ['v' + i]: 1 } }, rsLog), options));
+    assert.deepStrictEqual(a, e);
+    assert.ok(rsLog.some(([op, k]) => op === 'get' && k === 'toBSON'), 'toBSON was read through the trap');
+    assert.deepStrictEqual(rsLog, jsLog, JSON.stringify(options));
+  }
+  const withGetter = (calls, i) => {
+    const o = { ['u' + i]: i };
+    Object.defineProperty(o, 'toBSON', { get() { calls.push(this === o); return i % 2 ? undefined : () => ({ replaced: i }); } });
+    return o;
+  };
+  for (const i of [n++, n++]) {
+    const jsCalls = [];
+    const rsCalls = [];
+    assert.deepStrictEqual(rs.serialize(withGetter(rsCalls, i)), js.serialize(withGetter(jsCalls, i)));
+    assert.deepStrictEqual(rsCalls, jsCalls);
+    assert.ok(rsCalls.length > 0 && rsCalls.every(Boolean));
+  }
+});
+
 test('documents of one key list whose objects each have a map of their own (spread, then a property added): js-bson bytes through the compiled frame', () => {
   // ({ ...base, extra }) gives every object a hidden class of its own, so the
   // compiled frame's property reads see thousands of maps (megamorphic); its

@@ -182,9 +182,16 @@ function frameKind(source) {
   return source instanceof Map || isMap(source) ? KIND_MAP : KIND_OBJ;
 }
 
-/** What an object frame iterates: `source`, or its toBSON() result (a keyed load, see READ_BY_KEY). */
-function objectTarget(source, BSONError) {
-  return typeof source[READ_BY_KEY[0]] === 'function' ? toBSONTarget(source, BSONError) : source;
+const reflectGet = Reflect.get;
+
+/**
+ * What an object frame iterates: `source`, or its toBSON() result (a keyed
+ * load, see READ_BY_KEY; with Reflect.get for a root of ever-new keys, see
+ * shaped/serialize.js FRESH_READS).
+ */
+function objectTarget(source, BSONError, fresh) {
+  const toBSON = fresh ? reflectGet(source, READ_BY_KEY[0]) : source[READ_BY_KEY[0]];
+  return typeof toBSON === 'function' ? toBSONTarget(source, BSONError) : source;
 }
 
 /** A Map frame's iterator. (Named as in js-bson's makeFrame: a TypeError's message quotes `sourceObject.entries`.) */
@@ -836,13 +843,17 @@ function createWalk(bson, layout) {
         return;
       }
     }
-    walkRoot(walker, object, checkKeys, ignoreUndefined, serializeFunctions);
+    // (a cold shape table: the roots bring ever-new key lists, so hidden classes V8 has not seen)
+    walkRoot(walker, object, checkKeys, ignoreUndefined, serializeFunctions, shapes !== null && !walker.shaped);
   }
 
-  /** The root from js-bson's checks on (a compiled root passes on an array or a non-object). */
-  function walkRoot(walker, object, ck, iu, sf) {
+  /**
+   * The root from js-bson's checks on (a compiled root passes on an array or
+   * a non-object); `fresh`: a root of ever-new keys (see objectTarget).
+   */
+  function walkRoot(walker, object, ck, iu, sf, fresh) {
     checkRoot(object);
-    openFrame(walker, object);
+    openFrame(walker, object, fresh === true);
     walkOpened(walker, object, ck, iu, sf);
   }
 
@@ -858,10 +869,10 @@ function createWalk(bson, layout) {
    * (false). A compiled element (shaped/serialize.js elementSource) makes
    * the same reads and hands back the same when it is not its key list.
    */
-  function openFrame(walker, object) {
+  function openFrame(walker, object, fresh) {
     const kind = frameKind(object);
     if (kind !== KIND_OBJ) return handBack(walker, kind, object, null);
-    const target = objectTarget(object, BSONError);
+    const target = objectTarget(object, BSONError, fresh);
     return handBack(walker, KIND_OBJ, target, Object.keys(target));
   }
 
@@ -875,7 +886,7 @@ function createWalk(bson, layout) {
   function enterDocument(walker, t, w, key, value, depth, parent, pos, ck, iu, sf) {
     const d = openDocument(walker, t, w, key, value, depth);
     if (d < 0) return;
-    openFrame(walker, value);
+    openFrame(walker, value, parent.fresh[pos - 1] === 1);
     enterOpened(walker, t, value, d, parent, pos, ck, iu, sf);
   }
 

@@ -40,10 +40,14 @@ const CHUNK_KEYS = 16;
 // has a hidden class V8 has not seen before, so its toBSON and _bsontype
 // reads at an inline cache miss V8's stub cache and take the runtime's
 // lookup (~300 ns a read in a probe of 16,384 such objects). There the body
-// reads them with Reflect.get, the same [[Get]] done by a builtin (~85 ns;
-// serialize newkeys_set 0.78x, newkeys_buckets 0.90x the time); elsewhere an
-// inline cache is far quicker (~1 ns: Reflect.get everywhere made nested_4
-// 1.13x and orders_1000 1.17x the time).
+// reads them with Reflect.get, the same [[Get]] done by a builtin (~85 ns),
+// and enters the document by enterDocument, whose toBSON read is made so too
+// (walk.js objectTarget), rather than by the compiled enter of the key list
+// the position had last, whose reads would miss as well; so is a root's
+// while the table is cold (ever-new root key lists). Serialize time:
+// newkeys_userid 0.65x, newkeys_set 0.59x, newkeys_buckets 0.71x. Elsewhere
+// an inline cache is far quicker (~1 ns: Reflect.get everywhere made
+// nested_4 1.13x and orders_1000 1.17x the time).
 
 /**
  * The shape table of one walk (one js-bson copy), or null without code
@@ -181,10 +185,10 @@ else if (${read(keys.length + 1)} == null) {
  */
 function bodySource(keys, tagByChain, entries) {
   const chunks = [];
-  let src = `// a document at 1-based position pos: through the compiled enter of the node its position had last, else enterDocument
+  let src = `// a document at 1-based position pos: through the compiled enter of the node its position had last, else (or at a position of ever-new key lists) enterDocument
 const enterAt = function enterAt(walker, t, w, key, v, depth, pos, ck, iu, sf) {
 const next = node.slots[pos - 1];
-if (next !== undefined && next.enter !== null) next.enter(walker, t, w, key, v, depth, node, pos, ck, iu, sf);
+if (next !== undefined && next.enter !== null && F[pos - 1] === 0) next.enter(walker, t, w, key, v, depth, node, pos, ck, iu, sf);
 else enterDocument(walker, t, w, key, v, depth, node, pos, ck, iu, sf);
 };
 const hand = function hand(walker, depth, p, v, kind, pre, tag, ck, iu, sf, t) {
