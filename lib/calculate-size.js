@@ -126,6 +126,8 @@ function exit(st, obj) {
   if (st.path !== null) st.path.delete(obj);
 }
 
+const reflectGet = Reflect.get;
+
 module.exports = function createSizer(bson, layout) {
   const { BSONError, BSONVersionError, Binary } = bson;
   const VERSION_SYMBOL = Symbol.for('@@mdb.bson.version');
@@ -152,12 +154,16 @@ module.exports = function createSizer(bson, layout) {
     level = lvl + 1;
     try {
       const flags = (ignoreUndefined ?? false) ? IGNORE_UNDEFINED : 0;
-      if (shapes !== null && !serializeFunctions && shapes.framesNow()) {
-        // the compiled frame of the last root's key list first (table.js setRoot)
-        const root = shapes.predictedRoot();
-        return root !== null && typeof object === 'object' && object !== null ? root.frame(st, object, flags) : frame(st, object, flags, null);
+      if (shapes !== null && !serializeFunctions) {
+        if (shapes.framesNow()) {
+          // the compiled frame of the last root's key list first (table.js setRoot)
+          const root = shapes.predictedRoot();
+          return root !== null && typeof object === 'object' && object !== null ? root.frame(st, object, flags) : frame(st, object, flags, null);
+        }
+        // a cold table: the roots bring ever-new key lists (openFrame's `fresh`)
+        return walk(st, object, flags, false, typeof object === 'object' && object !== null);
       }
-      return walk(st, object, flags, serializeFunctions);
+      return walk(st, object, flags, serializeFunctions, false);
     } finally {
       level = lvl;
       releaseState(st);
@@ -169,7 +175,9 @@ module.exports = function createSizer(bson, layout) {
   const ARRAY = 0;
   const MAP = 1;
   const OBJECT = 2;
-  function openFrame(st, obj) {
+  // `fresh`: obj, an object, has a hidden class V8 has not seen (ever-new
+  // keys), so its toBSON is read with Reflect.get (shaped/serialize.js FRESH_READS).
+  function openFrame(st, obj, fresh) {
     if (Array.isArray(obj)) {
       st.target = obj;
       return ARRAY;
@@ -178,7 +186,7 @@ module.exports = function createSizer(bson, layout) {
       st.target = obj;
       return MAP;
     }
-    st.target = typeof obj?.toBSON === 'function' ? obj.toBSON() : obj;
+    st.target = typeof (fresh ? reflectGet(obj, 'toBSON') : obj?.toBSON) === 'function' ? obj.toBSON() : obj;
     return OBJECT;
   }
 
@@ -186,19 +194,20 @@ module.exports = function createSizer(bson, layout) {
   // as pairs in one array: [object, flags]. Its `path` Set (objects entered
   // and not yet exited) is a stack: `entered`, scanned linearly while short,
   // mirrored in a Set when deep.
-  function walk(st, object, flags, serializeFunctions) {
+  function walk(st, object, flags, serializeFunctions, freshRoot) {
     // (its own array, not st.stack: measured 1.1-1.2x slower on { [id]: n })
-    return walkStack(st, [object, flags & IGNORE_UNDEFINED], serializeFunctions);
+    return walkStack(st, [object, flags & IGNORE_UNDEFINED], serializeFunctions, freshRoot === true);
   }
 
   /** walk for an object `frame` has entered and enumerated: its elements, then its subtree on walk's stack. */
   function walkEntered(st, obj, target, keys, flags) {
     const stack = [obj, (flags & IGNORE_UNDEFINED) | EXIT];
     const total = 5 + objectFields(st, target, keys, flags & IGNORE_UNDEFINED, false, stack);
-    return total + walkStack(st, stack, false);
+    return total + walkStack(st, stack, false, false);
   }
 
-  function walkStack(st, stack, serializeFunctions) {
+  /** The frames on `stack`, last first (`fresh`: the first is a fresh root, see openFrame). */
+  function walkStack(st, stack, serializeFunctions, fresh) {
     let total = 0;
     while (stack.length > 0) {
       const f = stack.pop();
@@ -209,7 +218,8 @@ module.exports = function createSizer(bson, layout) {
       }
       enter(st, obj);
       stack.push(obj, f | EXIT);
-      total += 5 + fields(st, openFrame(st, obj), st.target, f & IGNORE_UNDEFINED, serializeFunctions, stack);
+      total += 5 + fields(st, openFrame(st, obj, fresh), st.target, f & IGNORE_UNDEFINED, serializeFunctions, stack);
+      fresh = false;
     }
     return total;
   }
@@ -288,7 +298,7 @@ module.exports = function createSizer(bson, layout) {
     if (st.depth >= MAX_FRAME_DEPTH) return walk(st, obj, flags, false);
     st.depth++;
     enter(st, obj);
-    const kind = openFrame(st, obj);
+    const kind = openFrame(st, obj, parent !== null && parent.fresh !== null && parent.fresh[(flags >>> 2) - 1] === 1);
     return frameBody(st, obj, kind, st.target, kind === OBJECT ? Object.keys(st.target) : null, flags, parent);
   }
 
@@ -327,7 +337,9 @@ module.exports = function createSizer(bson, layout) {
       const f = stack.pop();
       const child = stack.pop();
       const slot = node === null || f < 4 ? undefined : node.slots[(f >>> 2) - 1];
-      total += slot !== undefined && slot.frame !== null ? slot.frame(st, child, f) : frame(st, child, f, node);
+      // (not at a position of ever-new key lists: the slot's compiled frame would read a new hidden class, see openFrame)
+      const compiled = slot !== undefined && slot.frame !== null && (node.fresh === null || node.fresh[(f >>> 2) - 1] === 0);
+      total += compiled ? slot.frame(st, child, f) : frame(st, child, f, node);
     }
     return total;
   }

@@ -335,6 +335,45 @@ test('the shape table stays bounded under ever-new key lists, and still learns a
   assert.ok(shapes.compiled() > before, 'a recurring key list is compiled after a cold spell');
 });
 
+test("ever-new key lists, at a position or at the root (a cold table): toBSON and _bsontype read through Reflect.get, js-bson's sizes, getter calls and traps", () => {
+  // (their objects have hidden classes V8 has not seen: shaped/serialize.js FRESH_READS)
+  let n = 0;
+  const fresh = (i = n++) => ({ ['k' + i]: i, ['t' + i]: 'x' });
+  for (let i = 0; i < 40; i++) sameSize({ _id: i, m: fresh() }, undefined, `document ${i}`);
+  assert.strictEqual(shapes.freshPositions(), 1, 'the position of m is marked');
+  const withGetters = (calls, i, root) => {
+    const o = fresh(i);
+    Object.defineProperty(o, 'toBSON', { get() { calls.push(['toBSON', this === o]); return undefined; } });
+    Object.defineProperty(o, '_bsontype', { get() { calls.push(['_bsontype', this === o]); return undefined; } });
+    return root ? o : { _id: 2, m: o };
+  };
+  const check = (root) => {
+    const i = n++;
+    const jsLog = [];
+    const rsLog = [];
+    const wrap = (log) => (root ? traced(fresh(i), log) : { _id: 1, m: traced(fresh(i), log) });
+    assert.deepStrictEqual(outcome(() => rs.calculateObjectSize(wrap(rsLog))), outcome(() => js.calculateObjectSize(wrap(jsLog))));
+    assert.ok(rsLog.some(([op, k]) => op === 'get' && k === 'toBSON'), 'toBSON was read through the trap');
+    assertFastSizeTraps(rsLog, jsLog, root ? 'root' : 'position');
+    const j = n++;
+    const jsCalls = [];
+    const rsCalls = [];
+    assert.strictEqual(rs.calculateObjectSize(withGetters(rsCalls, j, root)), js.calculateObjectSize(withGetters(jsCalls, j, root)));
+    assert.ok(rsCalls.some(([k]) => k === 'toBSON') && rsCalls.every(([, self]) => self), JSON.stringify(rsCalls));
+    assert.deepStrictEqual(rsCalls.filter(([k]) => k === 'toBSON'), jsCalls.filter(([k]) => k === 'toBSON'));
+  };
+  check(false);
+  sameSize({ _id: 3, m: { ...fresh(), toBSON: () => ({ replaced: true }) } }, undefined, 'toBSON');
+  sameSize({ _id: 4, m: new js.ObjectId('65494a394033a116319ce2da') }, undefined, 'ObjectId');
+  for (let i = 0; i < 10; i++) sameSize({ _id: 5, m: { same: i } }, undefined, 'recurring');
+  // roots of ever-new key lists
+  for (let i = 0; i < 200; i++) sameSize(fresh(), undefined, `root ${i}`);
+  assert.strictEqual(shapes.coldTables(), 1, 'the table went cold');
+  check(true);
+  sameSize(null, undefined, 'null root');
+  sameSize(Object.assign(() => 1, { ['f' + n++]: 1 }), undefined, 'a function root');
+});
+
 test('many key lists with the same first key (_id) are each compiled', () => {
   for (let shape = 0; shape < 24; shape++) {
     const doc = i => {

@@ -46,7 +46,9 @@ function createShapes(h) {
     const src = keys === null ? arraySource() : objectSource(keys);
     const make = codegen.compile(PARAMS, src);
     if (make === null) return false;
-    const own = { node, afterToBSON, primitiveSize, otherTaggedSize, rootHit: table.rootHit, TO_STRING_TAG: Symbol.toStringTag };
+    // (an array node's elements are at position 1)
+    node.fresh = new Uint8Array(keys === null ? 1 : keys.length);
+    const own = { node, F: node.fresh, reflectGet: Reflect.get, afterToBSON, primitiveSize, otherTaggedSize, rootHit: table.rootHit, TO_STRING_TAG: Symbol.toStringTag };
     [node.body, node.frame] = make(...PARAMS.map(p => (p in own ? own[p] : h[p])));
     return true;
   }
@@ -110,7 +112,9 @@ const PARAMS = [
   'onCalcPath',
   'embeddedSize',
   'BSONError',
-  'node'
+  'node',
+  'F',
+  'reflectGet'
 ];
 
 // In an array the reads of an object element (toBSON, _bsontype, the version
@@ -129,15 +133,18 @@ const CLS_BINARY = 4; // Binary, UUID
 const CLS_SITES = 4;
 
 /**
- * The test `test(read)` of the object element `v`, where `read(prop)` reads
- * v's `prop` ('.toBSON', ...): in an array, at the site of the class before
- * (each site tests its own read, rather than one test of the sites' merged
- * value: objectid_1000 0.80x the time against 0.88x, fresh processes).
+ * The test `test(read)` of the object element `v`, where `read(key)` reads
+ * v's property `key` (a JS expression: "'toBSON'", ...): in an array, at the
+ * site of the class before (each site tests its own read, rather than one
+ * test of the sites' merged value: objectid_1000 0.80x the time against
+ * 0.88x, fresh processes); in a document at position `pos`, through
+ * Reflect.get once the position brings ever-new key lists (see
+ * shaped/serialize.js FRESH_READS).
  */
-function objectTest(isArray, test) {
-  if (!isArray) return test(prop => `v${prop}`);
-  let e = test(prop => `v${prop}`);
-  for (let c = CLS_SITES; c >= 1; c--) e = `cls === ${c} ? ${test(prop => `(r = v)${prop}`)} : ${e}`;
+function objectTest(isArray, pos, test) {
+  if (!isArray) return test(key => `(F[${pos - 1}] === 0 ? v[${key}] : reflectGet(v, ${key}))`);
+  let e = test(key => `v[${key}]`);
+  for (let c = CLS_SITES; c >= 1; c--) e = `cls === ${c} ? ${test(key => `(r = v)[${key}]`)} : ${e}`;
   return `(${e})`;
 }
 
@@ -162,9 +169,9 @@ else if (typeof v === 'string' && typeof (str = v).toBSON !== 'function') total 
 else if (typeof v === 'boolean' && typeof (bool = v).toBSON !== 'function') total += booleanSize(${nb});
 else if (v === null) total += nullSize(${nb});
 else if (typeof v !== 'object') total += primitiveSize(st, ${name}, ${isArray}, v, iu, stack);
-else if (${objectTest(isArray, read => `typeof ${read('.toBSON')} === 'function'`)}) {${cls(CLS_OTHER)} total += afterToBSON(st, ${name}, ${isArray}, v, iu, stack); }
-else if (${objectTest(isArray, read => `typeof (tag = ${read('._bsontype')}) === 'string'`)}) {
-  if (${objectTest(isArray, read => `${read('[VERSION_SYMBOL]')} !== BSON_MAJOR_VERSION`)}) throw new BSONVersionError();
+else if (${objectTest(isArray, pos, read => `typeof ${read("'toBSON'")} === 'function'`)}) {${cls(CLS_OTHER)} total += afterToBSON(st, ${name}, ${isArray}, v, iu, stack); }
+else if (${objectTest(isArray, pos, read => `typeof (tag = ${read("'_bsontype'")}) === 'string'`)}) {
+  if (${objectTest(isArray, pos, read => `${read('VERSION_SYMBOL')} !== BSON_MAJOR_VERSION`)}) throw new BSONVersionError();
   if (tag === 'ObjectId') {${cls(CLS_OBJECT_ID)} total += objectIdSize(${nb}); }
   else {${clsOfTag} total += otherTaggedSize(st, ${name}, ${isArray}, v, tag, iu, stack); }
 } else if (v instanceof Date || isDate(v)) {${cls(CLS_DATE)} total += eightByteSize(${nb}); }
@@ -185,7 +192,8 @@ const DRAIN = `while (stack.length > base) {
   const f = stack.pop();
   const child = stack.pop();
   const slot = f < 4 ? undefined : node.slots[(f >>> 2) - 1];
-  total += slot !== undefined && slot.frame !== null ? slot.frame(st, child, f) : frame(st, child, f, node);
+  // (not at a position of ever-new key lists: see shaped/serialize.js FRESH_READS)
+  total += slot !== undefined && slot.frame !== null && F[(f >>> 2) - 1] === 0 ? slot.frame(st, child, f) : frame(st, child, f, node);
 }
 exit(st, obj);
 st.depth--;
