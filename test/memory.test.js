@@ -93,3 +93,55 @@ describe('memory with ever-new keys', () => {
     assert.ok(after.heapUsed <= before.heapUsed * 1.1 + SLACK, `heapUsed grew from ${mib(before.heapUsed)} to ${mib(after.heapUsed)}`);
   });
 });
+
+// After a call, the codec holds nothing of what it was given: the walk's frames
+// (serialize/walk.js Walker#release clears them up to the deepest one the call
+// entered) and calculateObjectSize's state are reused by the next call. Each
+// phase ends with a deep document that throws (a cycle), so a frame or stack
+// entry left uncleared, after a return or an error, keeps what it held.
+const RETAIN_CHILD = `
+  const rs = require(${JSON.stringify(ROOT)});
+  const settle = async () => { for (let k = 0; k < 4; k++) { await new Promise((r) => setImmediate(r)); global.gc(); } };
+  const chain = (depth, leaf) => { let o = leaf; for (let d = 0; d < depth; d++) o = { [d % 2 ? 'left' : 'right']: o, n: d }; return o; };
+  function phase(call) {
+    const refs = [];
+    // shallow and deep trees, arrays of documents, a toBSON, past the depth where the cycle check keeps a Set
+    for (const depth of [1, 2, 3, 5, 8, 20, 70, 4, 6]) {
+      for (let i = 0; i < 12; i++) {
+        const leaf = { v: i, data: new Uint8Array(64), tag: 'x'.repeat(20) };
+        const doc = { top: chain(depth, leaf), list: [{ a: leaf }, { a: { b: leaf } }], own: { toBSON: () => ({ leaf }) }, n: i };
+        refs.push(new WeakRef(leaf), new WeakRef(doc.list), new WeakRef(doc.top));
+        call(doc);
+      }
+    }
+    // last, a call that throws deep down (a cycle under 70 levels): its frames are dropped too
+    const leaf = { v: -1, data: new Uint8Array(64) };
+    leaf.self = { back: leaf };
+    const bad = { top: chain(70, leaf) };
+    refs.push(new WeakRef(leaf), new WeakRef(bad.top));
+    try {
+      call(bad);
+      throw new Error('no error for a cycle');
+    } catch (e) {
+      if (!/circular/.test(e.message)) throw e;
+    }
+    return refs;
+  }
+  (async () => {
+    const out = {};
+    for (const [name, call] of [['serialize', (d) => rs.serialize(d)], ['calculateObjectSize', (d) => rs.calculateObjectSize(d)]]) {
+      const refs = phase(call);
+      await settle();
+      out[name] = refs.filter((r) => r.deref() !== undefined).length;
+    }
+    process.stdout.write(JSON.stringify(out));
+  })();
+`;
+
+describe('no references kept', () => {
+  it('serialize and calculateObjectSize keep no reference to the documents they were given', () => {
+    const r = spawnSync(process.execPath, ['--expose-gc', '-e', RETAIN_CHILD], { encoding: 'utf8', timeout: 60000 });
+    assert.strictEqual(r.status, 0, r.stderr);
+    assert.deepStrictEqual(JSON.parse(r.stdout), { serialize: 0, calculateObjectSize: 0 });
+  });
+});

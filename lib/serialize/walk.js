@@ -90,7 +90,13 @@ class Walker {
     this.openTarget = null;
     this.openKeys = null;
   }
+  /** The frame of depth `d`, which the walk enters. */
   frame(d) {
+    // (a store made on every entry, not only past the deepest: a store that
+    // only runs when a call goes deeper than the ones before had no type
+    // feedback when V8 optimized the walk, and deoptimized it in the 3rd-5th
+    // call of a fresh process; orders_1000's first calls)
+    this.maxDepth = d > this.maxDepth ? d : this.maxDepth;
     let f = this.frames[d];
     if (f === undefined) {
       f = new Frame();
@@ -693,7 +699,6 @@ function createWalk(bson, layout) {
       if (depth + 1 >= SCAN_DEPTH) path.add(nested);
       fr.idx = idx;
       fr = walker.frame(++depth);
-      if (depth > walker.maxDepth) walker.maxDepth = depth;
       srcs[depth] = nested;
       if (isArr && walker.shaped && depth <= MAX_COMPILED_DEPTH) {
         if (writeArrayDocument(walker, t, nested, depth, nestedCk, nestedIu, serializeFunctions)) {
@@ -897,7 +902,6 @@ function createWalk(bson, layout) {
     writeDocument(t, w, key, Array.isArray(value));
     const d = depth + 1;
     walker.frame(d);
-    if (d > walker.maxDepth) walker.maxDepth = d;
     walker.srcs[d] = value;
     return d;
   }
