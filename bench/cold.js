@@ -116,6 +116,7 @@ function main() {
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
   const load = { jsNs: median(loads.js), rsNs: median(loads.rs), children: loads.js.length };
   const json = { generated: new Date().toISOString(), machine, rounds, load, results, durationSec: Math.round((Date.now() - started) / 1000) };
+  fs.mkdirSync(path.dirname(out), { recursive: true }); // (BENCH_OUT may name a new directory)
   fs.writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
   const lines = [];
   lines.push('| document | operation | first calls | js-bson | bson-rs | speed-up | range over rounds |');

@@ -371,6 +371,7 @@ async function main() {
     summary,
     durationSec: Math.round((Date.now() - started) / 1000)
   };
+  fs.mkdirSync(path.dirname(OUT), { recursive: true }); // (BENCH_OUT may name a new directory)
   fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
   const md = renderPeers(report);
   fs.writeFileSync(MD_OUT, md);

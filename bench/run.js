@@ -568,6 +568,7 @@ async function main() {
     mismatches,
     durationSec: Math.round((Date.now() - started) / 1000)
   };
+  fs.mkdirSync(path.dirname(OUT), { recursive: true }); // (BENCH_OUT may name a new directory)
   fs.writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
 
   process.stdout.write(formatTable(report));
