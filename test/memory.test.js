@@ -97,8 +97,9 @@ describe('memory with ever-new keys', () => {
 // After a call, the codec holds nothing of what it was given: the walk's frames
 // (serialize/walk.js Walker#release clears them up to the deepest one the call
 // entered) and calculateObjectSize's state are reused by the next call. Each
-// phase ends with a deep document that throws (a cycle), so a frame or stack
-// entry left uncleared, after a return or an error, keeps what it held.
+// phase ends with a deep document that throws (a cycle), so a frame, or an
+// entered object of calculateObjectSize, left uncleared after a return or an
+// error keeps what it held.
 const RETAIN_CHILD = `
   const rs = require(${JSON.stringify(ROOT)});
   const settle = async () => { for (let k = 0; k < 4; k++) { await new Promise((r) => setImmediate(r)); global.gc(); } };
