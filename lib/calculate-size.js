@@ -16,6 +16,7 @@ const { Buffer } = require('node:buffer');
 const { addon } = require('./native');
 const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte } = require('./serialize/predicates');
 const { createShapes, MAX_KEYS } = require('./shaped/size');
+const { freshAt } = require('./shaped/table');
 
 // Name-length memo, by slot (a frame's base + position): documents of one
 // shape hit it with a pointer compare instead of Buffer.byteLength.
@@ -298,7 +299,7 @@ module.exports = function createSizer(bson, layout) {
     if (st.depth >= MAX_FRAME_DEPTH) return walk(st, obj, flags, false);
     st.depth++;
     enter(st, obj);
-    const kind = openFrame(st, obj, parent !== null && parent.fresh !== null && parent.fresh[(flags >>> 2) - 1] === 1);
+    const kind = openFrame(st, obj, freshAt(parent, flags >>> 2));
     return frameBody(st, obj, kind, st.target, kind === OBJECT ? Object.keys(st.target) : null, flags, parent);
   }
 
@@ -338,7 +339,7 @@ module.exports = function createSizer(bson, layout) {
       const child = stack.pop();
       const slot = node === null || f < 4 ? undefined : node.slots[(f >>> 2) - 1];
       // (not at a position of ever-new key lists: the slot's compiled frame would read a new hidden class, see openFrame)
-      const compiled = slot !== undefined && slot.frame !== null && (node.fresh === null || node.fresh[(f >>> 2) - 1] === 0);
+      const compiled = slot !== undefined && slot.frame !== null && !freshAt(node, f >>> 2);
       total += compiled ? slot.frame(st, child, f) : frame(st, child, f, node);
     }
     return total;

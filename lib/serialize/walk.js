@@ -15,7 +15,7 @@ const { keyEntry, keyWord, memoRow, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K
 const T = require('./types');
 const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
 const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
-const { sameKeys } = require('../shaped/table');
+const { sameKeys, freshAt } = require('../shaped/table');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
 const { writeDate, writeUint8Array, writeDocument } = T;
@@ -902,7 +902,7 @@ function createWalk(bson, layout) {
   function enterDocument(walker, t, w, key, value, depth, parent, pos, ck, iu, sf) {
     const d = openDocument(walker, t, w, key, value, depth);
     if (d < 0) return;
-    openFrame(walker, value, parent.fresh[pos - 1] === 1);
+    openFrame(walker, value, freshAt(parent, pos));
     enterOpened(walker, t, value, d, parent, pos, ck, iu, sf);
   }
 

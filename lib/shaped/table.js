@@ -30,6 +30,17 @@ const COLD_CALLS = 65536;
 // every table, for the tests' counters and resets
 const tables = [];
 
+/**
+ * Whether the documents at 1-based position `pos` of `node` keep bringing
+ * key lists new to the table (node.fresh, set by lookUp): there the walks
+ * read an object's toBSON and _bsontype with Reflect.get and do not enter it
+ * through the compiled frame the position had last (see shaped/serialize.js
+ * FRESH_READS). (The generated code reads its own F[pos - 1] instead.)
+ */
+function freshAt(node, pos) {
+  return node !== null && node.fresh !== null && node.fresh[pos - 1] === 1;
+}
+
 function sameKeys(a, b) {
   if (a === null || a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
@@ -258,4 +269,4 @@ const testing = {
   COLD_CALLS
 };
 
-module.exports = { createTable, sameKeys, testing, COMPILE_AFTER };
+module.exports = { createTable, sameKeys, freshAt, testing, COMPILE_AFTER };
