@@ -523,7 +523,8 @@ fn array_runs_of_seed(mut seed: u64) {
           pieces += 1;
         }
         op::BINARY_BYTES => {
-          let n = (next() % 60) as usize;
+          // mostly short (at most SHORT_BYTES: one fixed-size copy), now and then up to 2 KB
+          let n = if next() % 8 == 0 { (next() % 2048) as usize } else { (next() % 60) as usize };
           let data: Vec<u8> = (0..n).map(|_| next() as u8).collect();
           let subtype = [2, 0x100, 0x104, 0x180][(next() % 4) as usize];
           nums.extend((n as i32).to_le_bytes());
@@ -699,6 +700,17 @@ mod speed {
         bytes.extend([i as u8; 16]);
       }
       bytes.extend([0; 64]);
+    } else if std::env::var("SPEED_OP").as_deref() == Ok("bin") {
+      // 1,000 binaries of SPEED_LEN bytes (256 unless set), subtype 0, on the bytes tape
+      let len: usize = std::env::var("SPEED_LEN").ok().and_then(|v| v.parse().ok()).unwrap_or(256);
+      nums.clear();
+      for i in 0..1000u32 {
+        ops.push(op::BINARY_BYTES);
+        nums.extend((len as i32).to_le_bytes());
+        nums.extend(0x100i32.to_le_bytes());
+        bytes.extend(std::iter::repeat_n(i as u8, len));
+      }
+      bytes.extend([0; 64]);
     } else if std::env::var("SPEED_OP").as_deref() == Ok("doc") {
       // 50 documents of 20 elements under defined keys (ints, doubles, short strings, booleans, nulls), as tweet's
       nums.clear();
@@ -732,7 +744,7 @@ mod speed {
     }
     ops.extend([op::END, op::END]);
     let args = if rope.is_empty() { vec![] } else { vec![s(&rope)] };
-    let mut out = vec![0u8; 1 << 16];
+    let mut out = vec![0u8; (1 << 16) + bytes.len() * 2];
     let t = std::time::Instant::now();
     let n: u32 = std::env::var("SPEED_N").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     for _ in 0..n {
