@@ -172,6 +172,13 @@ function releaseArgs(args, argc) {
 const POOL_SIZE = 120 * 1024; // below glibc's 128 KiB mmap threshold: reused heap memory, no fresh pages
 const POOL_DOC_MAX = POOL_SIZE / 4;
 const MAX_PRESIZE = 64 * 1024 * 1024;
+// Documents from this size up (mostly strings and binaries) are written into
+// a buffer of their own; smaller ones into the scratch, then copied out. The
+// scratch stays in the CPU's cache and one bulk copy fills the new buffer
+// faster than the writer's element-by-element stores into fresh memory: 200
+// binaries of 256 B to 1 KiB (53-205 KB) 0.79-0.91x -> 0.87-0.96x js-bson,
+// 2 KiB (410 KB) level, 4 KiB (820 KB) 1.10x own against 0.91x copied.
+const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);
 let poolView = new DataView(pool);
@@ -281,7 +288,7 @@ function runNative(tape, BSONError, fresh) {
   // (past MAX_PRESIZE, or not a number for odd Binary positions: sized by Rust's count instead)
   if (!(estimate <= MAX_PRESIZE)) estimate = opsLen * 8 + tape.bi;
   if (estimate > POOL_DOC_MAX) {
-    if (fresh && strBytes + (ext - strExt) + tape.bi >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
+    if (fresh && estimate >= OWN_BUFFER_MIN && strBytes + (ext - strExt) + tape.bi >= estimate - (estimate >> 3) && estimate <= MAX_PRESIZE) {
       // Mostly strings, binaries and tape bytes: the estimate is close to the
       // size, so the document is written into its own buffer and returned
       // without a copy (which costs as much as the write: string_1mib
