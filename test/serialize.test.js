@@ -254,8 +254,25 @@ test('short strings of a large document go into one rope: lengths around the bou
   }
 });
 
-test('a document of many binaries written into a buffer of its own in one native pass', () => {
-  // (its size is estimated with room for each element's header: one pass, not a second into a second buffer)
+test('arrays of binaries on the bytes tape: every length around the bounds, subtypes, among other values, past the index table', () => {
+  // (the native writer's run of binaries: up to 48 bytes in one fixed-size copy, longer ones copied
+  // from the tape; subtype 2 and indices of 5 digits or more are left to its general path)
+  const sizes = [];
+  for (let n = 0; n <= 70; n++) sizes.push(n);
+  sizes.push(127, 128, 255, 256, 257, 511, 1022, 1023, 1024, 1025, 2048);
+  const data = (n, seed) => Buffer.from(Array.from({ length: n }, (_, j) => (seed * 31 + j * 7) & 0xff));
+  for (const subtype of [0, 2, 4, 0x80]) {
+    same({ list: sizes.map((n, i) => new Binary(data(n, i), subtype)) });
+    same({ list: sizes.map((n, i) => (i % 3 === 2 ? i : i % 3 === 1 ? data(n, i) : new Binary(data(n, i), subtype))) });
+  }
+  same({ a: { list: sizes.map((n, i) => [new Binary(data(n, i)), new Binary(data(n + 1, i)), 'x'.repeat(i % 50)]) } });
+  const long = Array.from({ length: 10050 }, (_, i) => new Binary(data(49 + (i % 80), i)));
+  same({ long, after: new Binary(data(300, 1)) });
+});
+
+test('a document of many binaries written in one native pass, returned in a buffer of its own size', () => {
+  // (its size is estimated with room for each element's header: one pass, not a second into a second
+  // buffer; from OWN_BUFFER_MIN up it is written into the returned buffer, below that into the scratch and copied)
   const { addon } = require('../lib/native');
   const { encode, encodeTape } = addon;
   let calls = 0;
