@@ -240,9 +240,7 @@ impl ArrayCursor {
     (self.at, self.oi, self.ni, self.bi, self.ri, self.ix) = (at, oi, ni, bi, ri, ix);
     result
   }
-}
 
-impl ArrayCursor {
   /// Binaries on the bytes tape (as values::binary_bytes; subtype 2's inner
   /// length, and data past LONG_BYTES_MAX, are left to run_inner): data of
   /// at most SHORT_BYTES in one fixed-size copy, longer data straight from
