@@ -176,7 +176,7 @@ const MAX_PRESIZE = 64 * 1024 * 1024;
 // a buffer of their own; smaller ones into the scratch, then copied out. The
 // scratch stays in the CPU's cache and one bulk copy fills the new buffer
 // faster than the writer's element-by-element stores into fresh memory: 200
-// binaries of 256 B to 1 KiB (53-205 KB) 0.79-0.91x -> 0.87-0.96x js-bson,
+// binaries of 256 B to 1 KiB (53-205 KB) 0.76-0.91x -> 0.85-0.96x js-bson,
 // 2 KiB (410 KB) level, 4 KiB (820 KB) 1.10x own against 0.91x copied.
 const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
