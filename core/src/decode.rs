@@ -478,7 +478,7 @@ impl DecodeCache {
         }
         0x07 => values::object_id(buf, at, t),
         0x10 | 0x01 | 0x12 if promote_values && cur.kind == K_ARR && !(big && et == 0x12) => {
-          let (next, extra) = values::number_run(buf, at, et, t, big, promote_longs);
+          let (next, extra) = values::number_run(buf, at, et, array_index, t, big, promote_longs);
           cur.n = cur.n.wrapping_add(extra);
           cur.array_index = cur.array_index.wrapping_add(extra);
           next

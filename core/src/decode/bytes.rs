@@ -83,15 +83,65 @@ pub(super) fn pair(lo: i32, hi: i32) -> u64 {
 fn find_nul(b: &[u8], start: usize) -> Option<usize> {
   let mut i = start;
   while let Some(word) = b.get(i..i.wrapping_add(8)) {
-    let v = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([1; 8]));
-    // The lowest set 0x80 bit marks the first zero byte (borrows only affect higher bytes).
-    let z = v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080;
+    let z = zero_bytes(word);
     if z != 0 {
       return Some(i + (z.trailing_zeros() / 8) as usize);
     }
     i += 8;
   }
   b.get(i..)?.iter().position(|&c| c == 0).map(|p| i + p)
+}
+
+/// Of 8 bytes, a mask whose lowest set bit (0x80 of its byte) marks the first
+/// zero byte; 0 when there is none. (Borrows only affect higher bytes.)
+#[inline(always)]
+fn zero_bytes(word: &[u8]) -> u64 {
+  let v = u64::from_le_bytes(<[u8; 8]>::try_from(word).unwrap_or([1; 8]));
+  v.wrapping_sub(0x0101_0101_0101_0101) & !v & 0x8080_8080_8080_8080
+}
+
+/// The names of an array's elements after a given index ("8", "9", "10",
+/// ...): a run of elements checks that the next name ends where its index's
+/// digits would (else searches, as cstring_end), so that the next element's
+/// position does not wait for the load the search would make (Rust speed
+/// test, 1,000 int32s: 4.6 -> 3.5 ns an element; not in the ObjectId and
+/// date runs, which do more per element: 4.9 -> 5.2 ns there).
+pub(super) struct IndexNames {
+  len: i64,
+  next: u64,
+  longer_at: u64,
+}
+
+impl IndexNames {
+  /// The names after the element of index `index`.
+  #[inline(always)]
+  pub(super) fn after(index: u32) -> Self {
+    let next = index as u64 + 1;
+    let (mut len, mut longer_at) = (1, 10u64);
+    while next >= longer_at {
+      len += 1;
+      longer_at *= 10;
+    }
+    IndexNames { len, next, longer_at }
+  }
+
+  /// End (the NUL) of the next element's name, which starts at `start`.
+  #[inline(always)]
+  pub(super) fn end(&mut self, b: &[u8], start: i64) -> Result<i64, DecodeError> {
+    let len = self.len;
+    self.next += 1;
+    if self.next == self.longer_at {
+      self.len += 1;
+      self.longer_at = self.longer_at.saturating_mul(10);
+    }
+    if let Some(word) = usize::try_from(start).ok().and_then(|s| b.get(s..s.wrapping_add(8))) {
+      let z = zero_bytes(word);
+      if z != 0 && i64::from(z.trailing_zeros() / 8) == len {
+        return Ok(start + len);
+      }
+    }
+    cstring_end(b, start)
+  }
 }
 
 /// End of the C string starting at `index` (js-bson's loop over `buffer[i] !== 0`).

@@ -62,19 +62,47 @@ impl<'o> Tape<'o> {
   /// A plain number value: extends the NUM run just before, if any.
   #[inline(always)]
   pub(super) fn number(&mut self, bits: u64, int32: bool) {
-    if self.run_at.wrapping_add(1) == self.w && self.run_len < 0xff_ffff {
-      self.run_len += 1;
+    self.join_numbers(1, int32);
+    self.num(bits);
+  }
+
+  /// Plain number values of one kind (all int32, or none), each from `next`
+  /// until it returns None: as `number` for each, with the slot counter in a
+  /// local and the NUM run's op word written once. Returns how many it wrote.
+  #[inline(always)]
+  pub(super) fn numbers(&mut self, int32: bool, mut next: impl FnMut() -> Option<u64>) -> u32 {
+    let (mut n, mut count) = (self.n, 0u32);
+    while let Some(bits) = next() {
+      if let Some(slot) = self.nums.get_mut(n) {
+        *slot = bits;
+      }
+      n += 1;
+      count = count.wrapping_add(1);
+    }
+    self.n = n;
+    self.join_numbers(count, int32);
+    count
+  }
+
+  /// Counts `count` numbers (int32 or not) in the NUM run just before, or
+  /// starts one; a run holds at most 0xff_ffff (the op's 24-bit arg).
+  #[inline(always)]
+  fn join_numbers(&mut self, mut count: u32, int32: bool) {
+    while count > 0 {
+      if self.run_at.wrapping_add(1) != self.w || self.run_len >= 0xff_ffff {
+        self.run_at = self.w;
+        self.run_len = 0;
+        self.run_ints = 0;
+        self.op(op::NUM);
+      }
+      let take = count.min(0xff_ffff - self.run_len);
+      self.run_len += take;
       if let Some(slot) = self.ops.get_mut(self.run_at) {
         *slot = op::NUM | self.run_len << 8;
       }
-    } else {
-      self.run_at = self.w;
-      self.run_len = 1;
-      self.run_ints = 0;
-      self.op(op::NUM | 1 << 8);
+      self.run_ints = if int32 { self.run_ints + take } else { 0 };
+      count -= take;
     }
-    self.run_ints = if int32 { self.run_ints + 1 } else { 0 };
-    self.num(bits);
   }
 
   /// An ObjectId (its four 24-bit ints, two to a slot): one OID op, counted

@@ -518,6 +518,44 @@ fn long_promotion() {
   }
 }
 
+/// Array element names are not read, only skipped (js-bson): a run of
+/// numbers checks each name's end where the element's index would put it
+/// (IndexNames) and must find it wherever it is.
+#[test]
+fn number_runs_skip_any_names() {
+  let canonical = |i: usize| format!("{i}");
+  let patterns: [(&str, &dyn Fn(usize) -> String); 5] = [
+    ("canonical", &canonical),
+    ("one past", &|i| format!("{}", i + 1)),
+    ("padded", &|i| format!("{i:03}")),
+    ("letters", &|i| ["", "x", "yy", "zzzzzzzz", "long name of many bytes"][i % 5].to_string()),
+    ("mixed", &|i| if i % 7 == 3 { format!("k{i}") } else { canonical(i) }),
+  ];
+  for n in [1usize, 9, 10, 11, 99, 100, 101, 1001] {
+    // each array starts with a string, so that the run starts at index 1 too
+    for lead in [false, true] {
+      for et in [0x10u8, 0x01] {
+        let value = |i: usize| if et == 0x10 { (i as i32 * 3 - 7).to_le_bytes().to_vec() } else { (i as f64 * 0.25 - 1.0).to_le_bytes().to_vec() };
+        let make = |name: &dyn Fn(usize) -> String| {
+          let names: Vec<String> = (0..n + lead as usize).map(name).collect();
+          let elems: Vec<(u8, &str, Vec<u8>)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, k)| if lead && i == 0 { (0x02u8, k.as_str(), string("s")) } else { (et, k.as_str(), value(i)) })
+            .collect();
+          doc(&[(0x04, "a", doc(&elems)), (0x10, "after", 5i32.to_le_bytes().to_vec())])
+        };
+        let (_, want_ops, want_nums) = run_with(&mut DecodeCache::new(), &make(&canonical), DEFAULT, 0);
+        for (label, name) in &patterns {
+          let (out, ops, nums) = run_with(&mut DecodeCache::new(), &make(name), DEFAULT, 0);
+          assert!(matches!(out, Outcome::Done(_)), "{label} n {n} lead {lead} et {et}: {out:?}");
+          assert!(ops == want_ops && nums == want_nums, "{label} n {n} lead {lead} et {et}");
+        }
+      }
+    }
+  }
+}
+
 #[test]
 #[ignore]
 fn speed_probe() {
@@ -585,6 +623,26 @@ fn speed_ints() {
     c.commit();
   }
   eprintln!("int32x1000: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (0x01u8, k.as_str(), (i as f64 + 0.5).to_le_bytes().to_vec())).collect();
+  let a = doc(&[(0x04, "a", doc(&elems))]);
+  let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+  let t = std::time::Instant::now();
+  for _ in 0..n {
+    c.decode(&req, &mut ops, &mut nums);
+    c.commit();
+  }
+  eprintln!("doublex1000: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  for (et, width, name) in [(0x07u8, 12, "oidx1000"), (0x09u8, 8, "datex1000")] {
+    let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (et, k.as_str(), vec![(i % 251) as u8 + 1; width])).collect();
+    let a = doc(&[(0x04, "a", doc(&elems))]);
+    let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
+    let t = std::time::Instant::now();
+    for _ in 0..n {
+      c.decode(&req, &mut ops, &mut nums);
+      c.commit();
+    }
+    eprintln!("{name}: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  }
 }
 
 /// Found by `fuzz/` (decode): the retry after `NeedSpace` counts the document's

@@ -6,7 +6,7 @@
 //! code-with-scope open a frame instead; the main loop (`DecodeCache::run`)
 //! closes it. Calls `bytes`, `tape`, `defs`.
 
-use super::bytes::{all_in, bson_err, byte, cstring_end, f64_at, i32_at, index_name, lossy_span, pair, prefixed_string, string_span};
+use super::bytes::{all_in, bson_err, byte, cstring_end, f64_at, i32_at, index_name, IndexNames, lossy_span, pair, prefixed_string, string_span};
 use super::defs::Defs;
 use super::tape::Tape;
 use super::{op, DecodeError, Frame, Span, DB_FALSE, K_ARR, K_CWS, K_OBJ, SCOPE_OK, SCOPE_TOO_LONG, SCOPE_TOO_SHORT, VCACHE_MAX_LEN};
@@ -415,14 +415,23 @@ pub(super) fn int32(buf: &[u8], at: i64, t: &mut Tape, promote_values: bool) -> 
 /// spilled (callgrind per element: int32 82 -> 76, base 72; int64, now in the
 /// run, 148 -> 97, base 128).
 #[inline(never)]
-pub(super) fn number_run(buf: &[u8], at: i64, et: u8, t: &mut Tape, big: bool, promote_longs: bool) -> (i64, u32) {
+pub(super) fn number_run(buf: &[u8], at: i64, et: u8, array_index: u32, t: &mut Tape, big: bool, promote_longs: bool) -> (i64, u32) {
+  let mut names = IndexNames::after(array_index);
   let mut index = at;
   let mut et = et;
   let mut extra = 0u32;
   loop {
     index = match et {
-      0x10 => int32(buf, index, t, true),
-      0x01 => double(buf, index, t, true),
+      0x10 => {
+        let (next, more) = same_number_run::<4>(buf, index, &mut names, t);
+        extra = extra.wrapping_add(more);
+        next
+      }
+      0x01 => {
+        let (next, more) = same_number_run::<8>(buf, index, &mut names, t);
+        extra = extra.wrapping_add(more);
+        next
+      }
       _ => long_or_number(buf, index, t, promote_longs),
     };
     let next = byte(buf, index);
@@ -432,12 +441,38 @@ pub(super) fn number_run(buf: &[u8], at: i64, et: u8, t: &mut Tape, big: bool, p
       _ => break,
     }
     // A bad key is left to the main loop, which reports it.
-    let Ok(end) = cstring_end(buf, index + 1) else { break };
+    let Ok(end) = names.end(buf, index + 1) else { break };
     extra = extra.wrapping_add(1);
     index = end + 1;
     et = next.unwrap_or(0x10);
   }
   (index, extra)
+}
+
+/// Consecutive int32s (W = 4) or doubles (W = 8) of a number run, from the
+/// value at `at`, while the next element is of the same type: the NUM run's
+/// bookkeeping once for them all (Rust speed test, 1,000 int32s: 3.5 -> 2.8
+/// ns an element, doubles 3.4 -> 2.8); returns the index after the last
+/// value and how many it read after the first.
+#[inline(always)]
+fn same_number_run<const W: i64>(buf: &[u8], at: i64, names: &mut IndexNames, t: &mut Tape) -> (i64, u32) {
+  let et = if W == 4 { 0x10 } else { 0x01 };
+  let mut index = at;
+  let mut first = true;
+  let count = t.numbers(W == 4, || {
+    if !first {
+      if byte(buf, index) != Some(et) {
+        return None;
+      }
+      // A bad key is left to the main loop, which reports it.
+      index = names.end(buf, index + 1).ok()? + 1;
+    }
+    first = false;
+    let bits = if W == 4 { (i32_at(buf, index) as f64).to_bits() } else { f64_at(buf, index).to_bits() };
+    index += W;
+    Some(bits)
+  });
+  (index, count.saturating_sub(1))
 }
 
 /// ObjectIds (0x07) or dates (0x09) in an array, `et` being the first one's
