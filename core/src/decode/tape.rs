@@ -5,6 +5,9 @@
 
 use super::op;
 
+/// The largest arg of an op word (24 bits): the most values one run op counts.
+pub(super) const ARG_MAX: u32 = 0xff_ffff;
+
 pub(super) struct Tape<'o> {
   pub(super) ops: &'o mut [u32],
   /// Words written (or needed) in `ops`.
@@ -36,7 +39,7 @@ impl<'o> Tape<'o> {
   /// (ARRAY_DATES) word (their slots stay where they are).
   #[inline(always)]
   pub(super) fn array(&mut self, n: u32) {
-    if n > 0 && n <= 0xff_ffff && self.same_at.wrapping_add(self.same_len as usize) == self.w && self.same_len >= n {
+    if n > 0 && n <= ARG_MAX && self.same_at.wrapping_add(self.same_len as usize) == self.w && self.same_len >= n {
       self.w -= n as usize;
       self.same_at = usize::MAX;
       self.same_len = 0;
@@ -67,42 +70,43 @@ impl<'o> Tape<'o> {
   }
 
   /// Plain number values of one kind (all int32, or none), each from `next`
-  /// until it returns None: as `number` for each, with the slot counter in a
-  /// local and the NUM run's op word written once. Returns how many it wrote.
+  /// until it returns None or a run is full: as `number` for each, with the
+  /// slot counter in a local and the NUM run's op word written once. Returns
+  /// how many it wrote.
   #[inline(always)]
   pub(super) fn numbers(&mut self, int32: bool, mut next: impl FnMut() -> Option<u64>) -> u32 {
     let (mut n, mut count) = (self.n, 0u32);
-    while let Some(bits) = next() {
+    while count < ARG_MAX {
+      let Some(bits) = next() else { break };
       if let Some(slot) = self.nums.get_mut(n) {
         *slot = bits;
       }
       n += 1;
-      count = count.wrapping_add(1);
+      count += 1;
     }
     self.n = n;
-    self.join_numbers(count, int32);
+    if count > 0 {
+      self.join_numbers(count, int32);
+    }
     count
   }
 
-  /// Counts `count` numbers (int32 or not) in the NUM run just before, or
-  /// starts one; a run holds at most 0xff_ffff (the op's 24-bit arg).
+  /// Counts `count` (1..=ARG_MAX) numbers, int32 or not, in the NUM run just
+  /// before, or starts one.
   #[inline(always)]
-  fn join_numbers(&mut self, mut count: u32, int32: bool) {
-    while count > 0 {
-      if self.run_at.wrapping_add(1) != self.w || self.run_len >= 0xff_ffff {
-        self.run_at = self.w;
-        self.run_len = 0;
-        self.run_ints = 0;
-        self.op(op::NUM);
-      }
-      let take = count.min(0xff_ffff - self.run_len);
-      self.run_len += take;
+  fn join_numbers(&mut self, count: u32, int32: bool) {
+    if self.run_at.wrapping_add(1) == self.w && self.run_len + count <= ARG_MAX {
+      self.run_len += count;
       if let Some(slot) = self.ops.get_mut(self.run_at) {
         *slot = op::NUM | self.run_len << 8;
       }
-      self.run_ints = if int32 { self.run_ints + take } else { 0 };
-      count -= take;
+    } else {
+      self.run_at = self.w;
+      self.run_len = count;
+      self.run_ints = 0;
+      self.op(op::NUM | count << 8);
     }
+    self.run_ints = if int32 { self.run_ints + count } else { 0 };
   }
 
   /// An ObjectId (its four 24-bit ints, two to a slot): one OID op, counted

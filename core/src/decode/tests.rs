@@ -518,6 +518,31 @@ fn long_promotion() {
   }
 }
 
+/// A NUM op counts at most ARG_MAX numbers (its 24-bit arg): a batch that
+/// does not fit the run before starts a run of its own, and a batch stops at
+/// ARG_MAX numbers.
+#[test]
+fn number_runs_split_at_the_op_arg_limit() {
+  use super::tape::{Tape, ARG_MAX};
+  let mut ops = vec![0u32; 8];
+  let mut nums = vec![0u64; 4];
+  let mut t = Tape::new(&mut ops, 2, &mut nums);
+  t.number(7, true);
+  let mut left = ARG_MAX + 3;
+  let mut batches = Vec::new();
+  while left > 0 {
+    batches.push(t.numbers(true, || {
+      left = left.checked_sub(1)?;
+      Some(1)
+    }));
+  }
+  assert_eq!(batches, [ARG_MAX, 3]);
+  assert_eq!((t.w, t.n), (5, 1 + ARG_MAX as usize + 3));
+  assert_eq!(&ops[2..5], &[op::NUM | 1 << 8, op::NUM | ARG_MAX << 8, op::NUM | 3 << 8]);
+  // (the slots past the scratch are counted, not written)
+  assert_eq!(nums, [7, 1, 1, 1]);
+}
+
 /// Array element names are not read, only skipped (js-bson): a run of
 /// numbers checks each name's end where the element's index would put it
 /// (IndexNames) and must find it wherever it is.
