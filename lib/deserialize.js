@@ -6,7 +6,7 @@
 const { Buffer } = require('node:buffer');
 const { layoutOf } = require('./layout');
 const { tape, decodeToTape, releaseTape } = require('./deserialize/tape');
-const { createBuilder, releaseValues, regExpFlags } = require('./deserialize/builder');
+const { createBuilder, releaseValues, forgetInput, regExpFlags } = require('./deserialize/builder');
 const { readSmall } = require('./deserialize/small');
 const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE, F_PROMOTE_VALUES, F_PROMOTE_BUFFERS, F_RAW } = require('./deserialize/options');
 
@@ -49,7 +49,10 @@ module.exports = function createDeserializer(bson) {
   function run(buffer, index, flags, rawNames, utf8Names) {
     if (index === 0 && rawNames === null && utf8Names === null && (flags & (F_PROMOTE_VALUES | F_RAW)) === F_PROMOTE_VALUES) {
       const small = readSmall(buffer, binary, objectId, (flags & F_PROMOTE_BUFFERS) !== 0);
-      if (small !== undefined) return small;
+      if (small !== undefined) {
+        forgetInput();
+        return small;
+      }
     }
     const r = decodeToTape(buffer, index, flags | nestedChecks, rawNames, utf8Names);
     if (typeof r === 'string') fail(r, flags);
