@@ -634,31 +634,20 @@ fn speed_probe() {
 #[test]
 #[ignore]
 fn speed_ints() {
+  // An array of 1,000 elements of one type, per kind: ns a decode.
   let keys: Vec<String> = (0..1000).map(|i| format!("{i}")).collect();
-  let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (0x10u8, k.as_str(), (i as i32).to_le_bytes().to_vec())).collect();
-  let a = doc(&[(0x04, "a", doc(&elems))]);
+  let kinds: [(&str, u8, fn(usize) -> Vec<u8>); 4] = [
+    ("int32x1000", 0x10, |i| (i as i32).to_le_bytes().to_vec()),
+    ("doublex1000", 0x01, |i| (i as f64 + 0.5).to_le_bytes().to_vec()),
+    ("oidx1000", 0x07, |i| vec![(i % 251) as u8 + 1; 12]),
+    ("datex1000", 0x09, |i| vec![(i % 251) as u8 + 1; 8]),
+  ];
   let mut c = DecodeCache::new();
   let mut ops = vec![0u32; 4096];
   let mut nums = vec![0u64; 4096];
-  let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
   let n = 200_000;
-  let t = std::time::Instant::now();
-  for _ in 0..n {
-    c.decode(&req, &mut ops, &mut nums);
-    c.commit();
-  }
-  eprintln!("int32x1000: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
-  let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (0x01u8, k.as_str(), (i as f64 + 0.5).to_le_bytes().to_vec())).collect();
-  let a = doc(&[(0x04, "a", doc(&elems))]);
-  let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
-  let t = std::time::Instant::now();
-  for _ in 0..n {
-    c.decode(&req, &mut ops, &mut nums);
-    c.commit();
-  }
-  eprintln!("doublex1000: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
-  for (et, width, name) in [(0x07u8, 12, "oidx1000"), (0x09u8, 8, "datex1000")] {
-    let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (et, k.as_str(), vec![(i % 251) as u8 + 1; width])).collect();
+  for (name, et, value) in kinds {
+    let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (et, k.as_str(), value(i))).collect();
     let a = doc(&[(0x04, "a", doc(&elems))]);
     let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
     let t = std::time::Instant::now();
