@@ -21,6 +21,15 @@ const LONG_BYTES_MAX: usize = 64 * 1024;
 /// digits and NUL in an 8-byte store, then size and subtype.
 const BINARY_HEAD: usize = 8 + 5;
 
+/// An array element's type byte, its index's digits (an index_table word)
+/// and their NUL, in one 8-byte store at the start of `w`; returns the offset
+/// of its value (indices from the table have at most 4 digits: 6 bytes).
+#[inline(always)]
+fn put_index_head<const N: usize>(w: &mut [u8; N], digits: u64, type_byte: u8) -> usize {
+  w[0..8].copy_from_slice(&((digits << 8) | u64::from(type_byte)).to_le_bytes());
+  8 - (digits.leading_zeros() / 8) as usize + 2
+}
+
 /// Room array_run gives a value after its index (a string or binary of
 /// SHORT_BYTES and its header).
 const VALUE_ROOM: usize = 56;
@@ -224,9 +233,7 @@ impl ArrayCursor {
       let s = ni * 8;
       let Some(src) = nums.get(s..s + slots * 8) else { break Err("number slot past the end") };
       let Some(Ok(w)) = buf.get_mut(at..at + 8 + VALUE_ROOM).map(<&mut [u8; 8 + VALUE_ROOM]>::try_from) else { break Ok(false) };
-      // the type byte, the index's digits and its NUL in one store
-      w[0..8].copy_from_slice(&((digits << 8) | u64::from(type_byte)).to_le_bytes());
-      let p = 8 - (digits.leading_zeros() / 8) as usize + 2;
+      let p = put_index_head(w, digits, type_byte);
       let Some(Ok(v)) = w.get_mut(p..p + VALUE_ROOM).map(<&mut [u8; VALUE_ROOM]>::try_from) else { break Ok(false) };
       let data = bytes.get(bi..bi + SHORT_BYTES).and_then(|d| <&[u8; SHORT_BYTES]>::try_from(d).ok());
       let Some((len, used, units)) = value(word, v, src, data, rope.get(ri..).unwrap_or_default()) else { break Ok(false) };
@@ -264,10 +271,9 @@ impl ArrayCursor {
       let len = i32::from_le_bytes([src[0], src[1], src[2], src[3]]);
       let subtype = i32::from_le_bytes([src[4], src[5], src[6], src[7]]);
       let Some(n) = usize::try_from(len).ok().filter(|&n| n <= LONG_BYTES_MAX && subtype != 2) else { break Ok(false) };
-      // type byte, index digits and NUL (one 8-byte store; at most 6 bytes), size, subtype
-      let p = 8 - (digits.leading_zeros() / 8) as usize + 2;
+      // type byte, index digits and NUL, then size and subtype
       let Some(Ok(w)) = buf.get_mut(at..at + BINARY_HEAD).map(<&mut [u8; BINARY_HEAD]>::try_from) else { break Ok(false) };
-      w[0..8].copy_from_slice(&((digits << 8) | 0x05).to_le_bytes());
+      let p = put_index_head(w, digits, 0x05);
       w[p..p + 4].copy_from_slice(&len.to_le_bytes());
       w[p + 4] = subtype as u8;
       let d = at + p + 5;
@@ -346,10 +352,7 @@ pub(super) fn fast_run(
     let mut vb = b_i;
     if array {
       let Some(&digits) = table.get(index as usize) else { break Ok(()) };
-      let len = 8 - (digits.leading_zeros() / 8) as usize;
-      // type byte + digits + NUL in one store (indices here have at most 4 digits)
-      w[0..8].copy_from_slice(&((digits << 8) | u64::from(info.type_byte)).to_le_bytes());
-      p = 1 + len + 1;
+      p = put_index_head(w, digits, info.type_byte);
     } else {
       let key_ref = (word >> 8) as usize;
       if key_ref & KEY_BYTES != 0 {
