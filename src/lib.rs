@@ -63,7 +63,7 @@ pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Res
     // `utf16Simd`: whether two-byte strings are best written from their code
     // units here (lib/serialize/types.js, op STRING_UTF16).
     let mut simd = std::ptr::null_mut();
-    napi_util::check(sys::napi_get_boolean(raw_env, bson_rs_core::utf8::utf16_to_utf8_simd(), &mut simd))?;
+    napi_util::check(sys::napi_get_boolean(raw_env, bson_rs_core::utf8::simd(), &mut simd))?;
     napi_util::check(sys::napi_set_named_property(raw_env, exports.raw(), c"utf16Simd".as_ptr(), simd))?;
   }
   Ok(())

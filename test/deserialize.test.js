@@ -409,6 +409,27 @@ test('non-ASCII strings: latin1-range, two-byte, astral, long, and past the one-
   }
 });
 
+test('non-ASCII strings of mixed runs, across the UTF-8 decoder\'s 16-byte blocks', () => {
+  // (core/src/utf8.rs to_utf16: blocks of 16 ASCII bytes, 8 two-byte or 5
+  // three-byte characters from 64 bytes on, the scalar loop for the rest)
+  const kinds = [['a', ' ', '~'], ['é', 'Ж', 'ß', '\u07ff'], ['日', 'の', '\u0800', '\uffff'], ['😀', '\u{10ffff}']];
+  let seed = 12345;
+  const next = (n) => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  for (let round = 0; round < 300; round++) {
+    let text = '';
+    const target = 40 + next(700);
+    while (text.length < target) {
+      const kind = kinds[next(kinds.length)];
+      for (let n = 1 + next(24); n > 0; n--) text += kind[next(kind.length)];
+    }
+    const v = same(doc([[0x02, 's', str(text)]]), undefined, `text ${JSON.stringify(text.slice(0, 40))}...`);
+    assert.strictEqual(v.value.s, text);
+  }
+});
+
 test('DBRef candidates', () => {
   const oid = Buffer.from('0123456789abcdef01234567', 'hex');
   const cases = [

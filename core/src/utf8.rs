@@ -2,6 +2,8 @@
 //! (decoded lossily, like Node's `buffer.toString('utf8')`); and the UTF-8
 //! length of UTF-16 text for calculateObjectSize.
 
+use std::mem::MaybeUninit;
+
 /// Only bytes < 0x80: the binding can create a one-byte (latin1) string.
 pub const ASCII: u8 = 0;
 /// Valid UTF-8 with some multi-byte sequence.
@@ -136,20 +138,44 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
 /// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
-/// measures, then decodes): ASCII 8 bytes at a time, runs of two- and
-/// three-byte sequences in loops of their own (CJK: ~1.2 ns a character,
-/// where one loop over every kind took ~2.5), the rest one at a time.
-/// Invalid input never comes here; it would give wrong code units, never a
-/// panic.
+/// measures, then decodes). With SSSE3, 16 bytes at a time where they start
+/// with ASCII, two-byte (Cyrillic, Greek, Arabic, ...) or three-byte (most
+/// CJK) characters (see `ssse3::to_utf16`); the tail, four-byte characters
+/// and what that finds mixed go through the scalar loop. Invalid input never
+/// comes here; it would give wrong code units, never a panic.
 pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
   // (at most one code unit per byte: no sequence gives more units than bytes)
   out.reserve(bytes.len());
   let dst = out.spare_capacity_mut();
-  let mut o = 0usize;
-  let mut i = 0usize;
-  let at = |i: usize| -> u16 { bytes.get(i).map_or(0, |&b| u16::from(b) & 0x3f) };
-  while let Some(&b0) = bytes.get(i) {
+  let (mut i, mut o) = (0, 0);
+  #[cfg(target_arch = "x86_64")]
+  if bytes.len() >= SIMD_MIN && simd() {
+    // SAFETY: the CPU has SSSE3 (simd checks).
+    (i, o) = unsafe { ssse3::to_utf16(bytes, dst) };
+  }
+  let o = to_utf16_scalar(bytes, dst, i, o, bytes.len()).1;
+  // SAFETY: every unit below o was written (o only grows by units written).
+  unsafe { out.set_len(o) };
+}
+
+/// Text from this many bytes takes `ssse3::to_utf16`'s blocks (a shorter
+/// one has at most a block or two: the scalar loop alone was faster).
+const SIMD_MIN: usize = 64;
+/// Bytes the scalar loop takes (at least) after a block that is not of one
+/// kind (Rust speed test, Cyrillic words between spaces: after 16 bytes
+/// 1.42 ns a character, 64 bytes 1.29, the scalar loop alone 1.23).
+const SCALAR_STRETCH: usize = 64;
+const SCALAR_STRETCH_MAX: usize = 4096;
+
+/// `to_utf16` from byte `i` / unit `o` (a character's start) to byte `end`
+/// or a little past it (a run in progress is finished): ASCII 8 bytes at a
+/// time, runs of two- and three-byte sequences in loops of their own (CJK:
+/// ~1.0 ns a character, where one loop over every kind took ~2.5), the rest
+/// one at a time. Returns the next (byte, unit), at a character's start.
+fn to_utf16_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u16>], mut i: usize, mut o: usize, end: usize) -> (usize, usize) {
+  while i < end {
+    let Some(&b0) = bytes.get(i) else { break };
     if b0 < 0x80 {
       while let Some(Ok(w)) = bytes.get(i..i + 8).map(<[u8; 8]>::try_from) {
         let Some(d) = dst.get_mut(o..o + 8) else { break };
@@ -198,30 +224,36 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
       continue;
     }
     // a four-byte sequence (a surrogate pair), or one cut short at the end
-    let b0 = u32::from(b0);
-    let at = |k: usize| u32::from(at(i + k));
-    let (cp, len) = if b0 < 0xe0 {
-      (((b0 & 0x1f) << 6) | at(1), 2)
-    } else if b0 < 0xf0 {
-      (((b0 & 0x0f) << 12) | (at(1) << 6) | at(2), 3)
-    } else {
-      (((b0 & 0x07) << 18) | (at(1) << 12) | (at(2) << 6) | at(3), 4)
-    };
-    i += len;
-    if cp < 0x1_0000 {
-      let Some(d) = dst.get_mut(o) else { break };
-      d.write(cp as u16);
-      o += 1;
-    } else {
-      let c = cp.wrapping_sub(0x1_0000);
-      let Some([hi, lo]) = dst.get_mut(o..o + 2) else { break };
-      hi.write(0xd800 | ((c >> 10) & 0x3ff) as u16);
-      lo.write(0xdc00 | (c & 0x3ff) as u16);
-      o += 2;
-    }
+    let Some((next_i, next_o)) = one_char(bytes, dst, i, o) else { break };
+    (i, o) = (next_i, next_o);
   }
-  // SAFETY: every unit below o was written above (o only grows by units written).
-  unsafe { out.set_len(o) };
+  (i, o)
+}
+
+/// Writes the character at byte `i` (any length; bytes past the input count
+/// as zeros) at unit `o`; returns the next (byte, unit), None without room.
+fn one_char(bytes: &[u8], dst: &mut [MaybeUninit<u16>], i: usize, o: usize) -> Option<(usize, usize)> {
+  let at = |k: usize| -> u32 { bytes.get(i + k).map_or(0, |&b| u32::from(b) & 0x3f) };
+  let b0 = u32::from(*bytes.get(i)?);
+  let (cp, len) = if b0 < 0x80 {
+    (b0, 1)
+  } else if b0 < 0xe0 {
+    (((b0 & 0x1f) << 6) | at(1), 2)
+  } else if b0 < 0xf0 {
+    (((b0 & 0x0f) << 12) | (at(1) << 6) | at(2), 3)
+  } else {
+    (((b0 & 0x07) << 18) | (at(1) << 12) | (at(2) << 6) | at(3), 4)
+  };
+  if cp < 0x1_0000 {
+    dst.get_mut(o)?.write(cp as u16);
+    Some((i + len, o + 1))
+  } else {
+    let c = cp.wrapping_sub(0x1_0000);
+    let [hi, lo] = dst.get_mut(o..o + 2)? else { return None };
+    hi.write(0xd800 | ((c >> 10) & 0x3ff) as u16);
+    lo.write(0xdc00 | (c & 0x3ff) as u16);
+    Some((i + len, o + 2))
+  }
 }
 
 /// UTF-8 byte length of UTF-16 text, each lone surrogate counted as U+FFFD
@@ -248,17 +280,18 @@ pub fn utf16_utf8_len(src: &[u16]) -> usize {
   n
 }
 
-/// Whether `utf16_to_utf8` runs its SIMD blocks on this CPU (x86_64 with
-/// SSSE3). Its scalar loop alone is no faster than V8's own (~3 ns per
-/// character of mixed text), so the binding tells JS to use it only then.
+/// Whether `utf16_to_utf8` and `to_utf16` run their SIMD blocks on this CPU
+/// (x86_64 with SSSE3). `utf16_to_utf8`'s scalar loop alone is no faster
+/// than V8's own (~3 ns per character of mixed text), so the binding tells
+/// JS to use it only then.
 #[cfg(target_arch = "x86_64")]
-pub fn utf16_to_utf8_simd() -> bool {
+pub fn simd() -> bool {
   std::arch::is_x86_feature_detected!("ssse3")
 }
 
 /// (No SIMD blocks off x86_64.)
 #[cfg(not(target_arch = "x86_64"))]
-pub fn utf16_to_utf8_simd() -> bool {
+pub fn simd() -> bool {
   false
 }
 
@@ -270,8 +303,8 @@ pub fn utf16_to_utf8_simd() -> bool {
 /// of mixed ASCII / Cyrillic / CJK text (surrogate pairs: ~1.5 ns, scalar).
 pub fn utf16_to_utf8(src: &[u16], dst: &mut [u8]) -> Option<usize> {
   #[cfg(target_arch = "x86_64")]
-  if utf16_to_utf8_simd() {
-    // SAFETY: the CPU has SSSE3 (utf16_to_utf8_simd checks).
+  if simd() {
+    // SAFETY: the CPU has SSSE3 (simd checks).
     return unsafe { ssse3::utf16_to_utf8(src, dst) };
   }
   utf16_to_utf8_scalar(src, dst, 0, 0, src.len()).map(|(_, o)| o)
@@ -350,6 +383,7 @@ fn utf8_of_char(src: &[u16], i: usize) -> Option<(u32, usize, usize)> {
 #[cfg(target_arch = "x86_64")]
 mod ssse3 {
   use std::arch::x86_64::*;
+  use std::mem::MaybeUninit;
 
   /// Byte shuffles packing four characters' UTF-8, each spread over a 32-bit
   /// lane as [one-byte form, last byte, three-byte lead, two-byte lead or
@@ -384,6 +418,75 @@ mod ssse3 {
     }
     table
   };
+
+  /// `to_utf16` 16 bytes at a time while 16 are left, for blocks of one
+  /// kind: 16 ASCII bytes, 8 two-byte characters (Cyrillic, Greek, Arabic,
+  /// ...) or 5 three-byte ones (most CJK) (valid UTF-8: a lead byte at a
+  /// character's start says where the next one starts, so the leads at the
+  /// expected offsets are enough). At any other block the scalar loop takes
+  /// over for SCALAR_STRETCH bytes or more, twice as many after each such
+  /// block in a row (up to SCALAR_STRETCH_MAX): decoding a block's prefix
+  /// here made the next load wait for this block's compares (words of
+  /// Cyrillic between spaces: 1.9 ns a character against the scalar loop's
+  /// 1.2), and a test of every 64 bytes still cost such text ~8%.
+  /// Returns where it stopped (byte, unit), at a character's start.
+  #[target_feature(enable = "ssse3")]
+  pub(super) unsafe fn to_utf16(bytes: &[u8], dst: &mut [MaybeUninit<u16>]) -> (usize, usize) {
+    // Per three-byte character k (bytes 3k..3k+2 = a, b, c): u16 lanes [b, a] and [c, 0].
+    const AB: [i8; 16] = [1, 0, 4, 3, 7, 6, 10, 9, 13, 12, -1, -1, -1, -1, -1, -1];
+    const C: [i8; 16] = [2, -1, 5, -1, 8, -1, 11, -1, 14, -1, -1, -1, -1, -1, -1, -1];
+    // Byte offsets of the leads: five three-byte characters 0, 3, .., 12; eight two-byte ones 0, 2, .., 14.
+    const LEADS_3: u32 = 0x1249;
+    const LEADS_2: u32 = 0x5555;
+    // SAFETY (this block): SSSE3 is enabled by the caller's check; every load
+    // reads 16 bytes inside `bytes` (i + 16 <= len), every store writes 16
+    // units from o inside `dst` (o + 16 <= len checked).
+    let (ab, c) = (_mm_loadu_si128(AB.as_ptr().cast()), _mm_loadu_si128(C.as_ptr().cast()));
+    let byte = |x: u8| _mm_set1_epi8(x as i8);
+    let word = |x: u16| _mm_set1_epi16(x as i16);
+    let zero = _mm_setzero_si128();
+    let (mut i, mut o) = (0usize, 0usize);
+    let mut stretch = super::SCALAR_STRETCH;
+    while i + 16 <= bytes.len() && o + 16 <= dst.len() {
+      let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
+      let out = dst.as_mut_ptr().add(o).cast::<__m128i>();
+      if _mm_movemask_epi8(v) == 0 {
+        _mm_storeu_si128(out, _mm_unpacklo_epi8(v, zero));
+        _mm_storeu_si128(out.add(1), _mm_unpackhi_epi8(v, zero));
+        i += 16;
+        o += 16;
+        stretch = super::SCALAR_STRETCH;
+        continue;
+      }
+      let leads_3 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xf0)), byte(0xe0))) as u32;
+      if leads_3 & LEADS_3 == LEADS_3 {
+        // [b, a] -> (a & 0x0f) << 12 | (b & 0x3f) << 6; [c, 0] -> c & 0x3f
+        let pair = _mm_shuffle_epi8(v, ab);
+        let units = _mm_or_si128(
+          _mm_or_si128(_mm_and_si128(_mm_slli_epi16(pair, 4), word(0xf000)), _mm_and_si128(_mm_slli_epi16(pair, 6), word(0x0fc0))),
+          _mm_and_si128(_mm_shuffle_epi8(v, c), word(0x003f)),
+        );
+        _mm_storeu_si128(out, units); // (5 units; the 3 past them are overwritten next)
+        i += 15;
+        o += 5;
+        stretch = super::SCALAR_STRETCH;
+        continue;
+      }
+      let leads_2 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xe0)), byte(0xc0))) as u32;
+      if leads_2 & LEADS_2 == LEADS_2 {
+        // u16 lanes [lead, last] -> (lead & 0x1f) << 6 | last & 0x3f
+        let units = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, word(0x001f)), 6), _mm_and_si128(_mm_srli_epi16(v, 8), word(0x003f)));
+        _mm_storeu_si128(out, units);
+        i += 16;
+        o += 8;
+        stretch = super::SCALAR_STRETCH;
+        continue;
+      }
+      (i, o) = super::to_utf16_scalar(bytes, dst, i, o, i + stretch);
+      stretch = (stretch * 2).min(super::SCALAR_STRETCH_MAX);
+    }
+    (i, o)
+  }
 
   /// Eight units at a time unless the eight hold a surrogate (those blocks,
   /// and the tail, go through the scalar loop): all ASCII, all three-byte
@@ -531,6 +634,80 @@ mod tests {
       let bytes = ["éé日日abcdefgh".as_bytes(), cut].concat();
       to_utf16(&bytes, &mut out);
       assert!(out.len() >= 12 && out[..12].iter().copied().eq("éé日日abcdefgh".encode_utf16()));
+    }
+  }
+
+  #[test]
+  fn utf16_of_random_mixes_in_blocks_and_scalar() {
+    // Text from a few kinds of characters in random runs, 0-400 characters:
+    // to_utf16 (16-byte blocks on x86_64 with SSSE3) and the scalar loop
+    // alone must both give what std gives. The kinds' runs cross the blocks'
+    // edges at every offset; a block of three-byte characters takes up to 5,
+    // of two-byte ones up to 8, so runs of 1-20 of each are drawn.
+    let kinds: [&[char]; 5] = [&['a', ' ', '7', '~'], &['é', 'Ж', 'ß', '\u{7ff}', '\u{80}'], &['日', '本', '\u{800}', '\u{ffff}', '\u{e000}'], &['😀', '\u{10000}', '\u{10ffff}'], &['\u{0}']];
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      (seed % n as u64) as usize
+    };
+    let mut out = Vec::new();
+    for _ in 0..20_000 {
+      let mut text = String::new();
+      let chars = next(400);
+      while text.chars().count() < chars {
+        let kind = kinds[next(kinds.len())];
+        for _ in 0..1 + next(20) {
+          text.push(kind[next(kind.len())]);
+        }
+      }
+      let expected: Vec<u16> = text.encode_utf16().collect();
+      to_utf16(text.as_bytes(), &mut out);
+      assert_eq!(out, expected, "{text:?}");
+      let mut scalar = Vec::with_capacity(text.len());
+      let (_, o) = to_utf16_scalar(text.as_bytes(), scalar.spare_capacity_mut(), 0, 0, text.len());
+      // SAFETY: the scalar loop wrote the first o units.
+      unsafe { scalar.set_len(o) };
+      assert_eq!(scalar, expected, "{text:?}");
+    }
+    // invalid input in blocks (never given): no panic
+    for len in 0..80 {
+      let bytes: Vec<u8> = (0..len).map(|_| [0xe6, 0x97, 0xc3, 0xf0, 0x80, 0xbf, b'a'][next(7)]).collect();
+      to_utf16(&bytes, &mut out);
+      assert!(out.len() <= bytes.len());
+    }
+  }
+
+  /// `cargo test --release -q speed_to_utf16 -- --ignored --nocapture`:
+  /// ns a character of to_utf16 and of its scalar loop alone, per kind of text.
+  #[test]
+  #[ignore]
+  fn speed_to_utf16() {
+    let texts = [
+      ("cjk", "日本語のテキストと漢字".repeat(30_000)),
+      ("cyrillic", "Съешь же ещё этих мягких французских булок ".repeat(20_000)),
+      ("mixed", "naïve café 日本 Ж text 😀 ".repeat(20_000)),
+      ("short_mixed", "Grüße 世界 1234".to_string()),
+    ];
+    let mut out = Vec::new();
+    for (name, text) in texts {
+      let chars = text.chars().count();
+      let n = (20_000_000 / chars).max(1);
+      let t = std::time::Instant::now();
+      for _ in 0..n {
+        to_utf16(std::hint::black_box(text.as_bytes()), &mut out);
+      }
+      let blocks = t.elapsed().as_nanos() as f64 / (n * chars) as f64;
+      let t = std::time::Instant::now();
+      for _ in 0..n {
+        out.clear();
+        out.reserve(text.len());
+        let o = to_utf16_scalar(std::hint::black_box(text.as_bytes()), out.spare_capacity_mut(), 0, 0, text.len());
+        std::hint::black_box(o);
+      }
+      let scalar = t.elapsed().as_nanos() as f64 / (n * chars) as f64;
+      eprintln!("{name}: {blocks:.2} ns a character ({scalar:.2} scalar)");
     }
   }
 
