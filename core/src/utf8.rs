@@ -138,10 +138,9 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
 /// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
-/// measures, then decodes). With SSSE3, 16 bytes at a time where they start
-/// with ASCII, two-byte (Cyrillic, Greek, Arabic, ...) or three-byte (most
-/// CJK) characters (see `ssse3::to_utf16`); the tail, four-byte characters
-/// and what that finds mixed go through the scalar loop. Invalid input never
+/// measures, then decodes). With SSSE3, 16 bytes at a time from 64 bytes on
+/// (see `ssse3::to_utf16`); the tail, four-byte characters and three-byte
+/// ones mixed with others go through the scalar loop. Invalid input never
 /// comes here; it would give wrong code units, never a panic.
 pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
@@ -162,9 +161,10 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
 /// Text from this many bytes takes `ssse3::to_utf16`'s blocks (a shorter
 /// one has at most a block or two: the scalar loop alone was faster).
 const SIMD_MIN: usize = 64;
-/// Bytes the scalar loop takes (at least) after a block that is not of one
-/// kind (Rust speed test, Cyrillic words between spaces: after 16 bytes
-/// 1.42 ns a character, 64 bytes 1.29, the scalar loop alone 1.23).
+/// Bytes the scalar loop takes (at least) after a block the SIMD loop does
+/// not take (Rust speed test, Cyrillic words between spaces, before the
+/// blocks took them: 1.42 ns a character after 16 bytes, 1.29 after 64, the
+/// scalar loop alone 1.23).
 const SCALAR_STRETCH: usize = 64;
 const SCALAR_STRETCH_MAX: usize = 4096;
 
@@ -419,28 +419,50 @@ mod ssse3 {
     table
   };
 
-  /// `to_utf16` 16 bytes at a time while 16 are left, for blocks of one
-  /// kind: 16 ASCII bytes, 8 two-byte characters (Cyrillic, Greek, Arabic,
-  /// ...) or 5 three-byte ones (most CJK) (valid UTF-8: a lead byte at a
+  /// Byte shuffles keeping the u16 lanes whose bit is set in the index, in
+  /// order, at the start (0x80: zero).
+  const KEEP_LANES: [[u8; 16]; 256] = {
+    let mut table = [[0x80u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+      let (mut n, mut k) = (0, 0);
+      while k < 8 {
+        if (m >> k) & 1 != 0 {
+          table[m][n] = 2 * k as u8;
+          table[m][n + 1] = 2 * k as u8 + 1;
+          n += 2;
+        }
+        k += 1;
+      }
+      m += 1;
+    }
+    table
+  };
+
+  /// `to_utf16` 16 bytes at a time while 16 are left: 16 ASCII bytes, 5
+  /// three-byte characters (most CJK; valid UTF-8: a lead byte at a
   /// character's start says where the next one starts, so the leads at the
-  /// expected offsets are enough). At any other block the scalar loop takes
-  /// over for SCALAR_STRETCH bytes or more, twice as many after each such
-  /// block in a row (up to SCALAR_STRETCH_MAX): decoding a block's prefix
-  /// here made the next load wait for this block's compares (words of
-  /// Cyrillic between spaces: 1.9 ns a character against the scalar loop's
-  /// 1.2), and a test of every 64 bytes still cost such text ~8%.
+  /// expected offsets are enough), or any mix of ASCII and two-byte
+  /// characters (Latin-1 accents, Cyrillic, Greek, Arabic, Hebrew, ... with
+  /// spaces and punctuation; Rust speed test, Russian text: 1.2 -> 0.73 ns a
+  /// character). At a block with a four-byte character, or three-byte ones
+  /// mixed with others, the scalar loop takes over for SCALAR_STRETCH bytes
+  /// or more, twice as many after each such block in a row (up to
+  /// SCALAR_STRETCH_MAX): decoding such a block's prefix here made the next
+  /// load wait for this block's compares, and testing every 64 bytes of text
+  /// that no block takes cost it ~8%.
   /// Returns where it stopped (byte, unit), at a character's start.
   #[target_feature(enable = "ssse3")]
   pub(super) unsafe fn to_utf16(bytes: &[u8], dst: &mut [MaybeUninit<u16>]) -> (usize, usize) {
     // Per three-byte character k (bytes 3k..3k+2 = a, b, c): u16 lanes [b, a] and [c, 0].
     const AB: [i8; 16] = [1, 0, 4, 3, 7, 6, 10, 9, 13, 12, -1, -1, -1, -1, -1, -1];
     const C: [i8; 16] = [2, -1, 5, -1, 8, -1, 11, -1, 14, -1, -1, -1, -1, -1, -1, -1];
-    // Byte offsets of the leads: five three-byte characters 0, 3, .., 12; eight two-byte ones 0, 2, .., 14.
+    // Byte offsets of the leads of five three-byte characters: 0, 3, .., 12.
     const LEADS_3: u32 = 0x1249;
-    const LEADS_2: u32 = 0x5555;
     // SAFETY (this block): SSSE3 is enabled by the caller's check; every load
-    // reads 16 bytes inside `bytes` (i + 16 <= len), every store writes 16
-    // units from o inside `dst` (o + 16 <= len checked).
+    // reads 16 bytes inside `bytes` (i + 16 <= len, and i + 17 <= len for the
+    // load at i + 1), every store writes 8 or 16 units from at most o + 8
+    // inside `dst` (o + 16 <= len checked), and KEEP_LANES rows are 16 bytes.
     let (ab, c) = (_mm_loadu_si128(AB.as_ptr().cast()), _mm_loadu_si128(C.as_ptr().cast()));
     let byte = |x: u8| _mm_set1_epi8(x as i8);
     let word = |x: u16| _mm_set1_epi16(x as i16);
@@ -450,7 +472,8 @@ mod ssse3 {
     while i + 16 <= bytes.len() && o + 16 <= dst.len() {
       let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
       let out = dst.as_mut_ptr().add(o).cast::<__m128i>();
-      if _mm_movemask_epi8(v) == 0 {
+      let high = _mm_movemask_epi8(v) as u32;
+      if high == 0 {
         _mm_storeu_si128(out, _mm_unpacklo_epi8(v, zero));
         _mm_storeu_si128(out.add(1), _mm_unpackhi_epi8(v, zero));
         i += 16;
@@ -472,15 +495,32 @@ mod ssse3 {
         stretch = super::SCALAR_STRETCH;
         continue;
       }
-      let leads_2 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xe0)), byte(0xc0))) as u32;
-      if leads_2 & LEADS_2 == LEADS_2 {
-        // u16 lanes [lead, last] -> (lead & 0x1f) << 6 | last & 0x3f
-        let units = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, word(0x001f)), 6), _mm_and_si128(_mm_srli_epi16(v, 8), word(0x003f)));
-        _mm_storeu_si128(out, units);
-        i += 16;
-        o += 8;
-        stretch = super::SCALAR_STRETCH;
-        continue;
+      if i + 17 <= bytes.len() {
+        // ASCII and two-byte characters mixed (words between spaces): each
+        // byte's unit as if a character started there (ASCII as it is, a
+        // lead with the byte after it, from w), the continuations' lanes
+        // then dropped by a shuffle per 8 lanes.
+        let w = _mm_loadu_si128(bytes.as_ptr().add(i + 1).cast());
+        let wide = |x: __m128i| _mm_cmpeq_epi8(_mm_and_si128(x, byte(0xe0)), byte(0xe0));
+        if _mm_movemask_epi8(_mm_or_si128(wide(v), wide(w))) == 0 {
+          let starts = !(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xc0)), byte(0x80))) as u32) & 0xffff;
+          let units = |b: __m128i, next: __m128i| {
+            let ascii = _mm_cmpgt_epi16(word(0x80), b);
+            let two = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, word(0x1f)), 6), _mm_and_si128(next, word(0x3f)));
+            _mm_or_si128(_mm_and_si128(ascii, b), _mm_andnot_si128(ascii, two))
+          };
+          let (m0, m1) = ((starts & 0xff) as usize, (starts >> 8) as usize);
+          let first = _mm_shuffle_epi8(units(_mm_unpacklo_epi8(v, zero), _mm_unpacklo_epi8(w, zero)), _mm_loadu_si128(KEEP_LANES[m0].as_ptr().cast()));
+          let second = _mm_shuffle_epi8(units(_mm_unpackhi_epi8(v, zero), _mm_unpackhi_epi8(w, zero)), _mm_loadu_si128(KEEP_LANES[m1].as_ptr().cast()));
+          let n0 = m0.count_ones() as usize;
+          _mm_storeu_si128(out, first);
+          _mm_storeu_si128(dst.as_mut_ptr().add(o + n0).cast(), second);
+          // (a lead in the last byte: its character ends in the next block's first byte)
+          i += 16 + ((high & starts) >> 15) as usize;
+          o += n0 + m1.count_ones() as usize;
+          stretch = super::SCALAR_STRETCH;
+          continue;
+        }
       }
       (i, o) = super::to_utf16_scalar(bytes, dst, i, o, i + stretch);
       stretch = (stretch * 2).min(super::SCALAR_STRETCH_MAX);
@@ -642,8 +682,8 @@ mod tests {
     // Text from a few kinds of characters in random runs, 0-400 characters:
     // to_utf16 (16-byte blocks on x86_64 with SSSE3) and the scalar loop
     // alone must both give what std gives. The kinds' runs cross the blocks'
-    // edges at every offset; a block of three-byte characters takes up to 5,
-    // of two-byte ones up to 8, so runs of 1-20 of each are drawn.
+    // edges at every offset (a block takes 5 three-byte characters, or any
+    // mix of ASCII and two-byte ones; runs of 1-20 of each are drawn).
     let kinds: [&[char]; 5] = [&['a', ' ', '7', '~'], &['é', 'Ж', 'ß', '\u{7ff}', '\u{80}'], &['日', '本', '\u{800}', '\u{ffff}', '\u{e000}'], &['😀', '\u{10000}', '\u{10ffff}'], &['\u{0}']];
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut next = |n: usize| {
