@@ -17,6 +17,7 @@
 use std::cell::RefCell;
 
 use bson_rs_core::decode::{self, flag, op as dop, DecodeCache, Outcome, Request, SPAN_KEY};
+use bson_rs_core::utf8;
 use bson_rs_core::encode::{self, op as eop, Encoder, OwnedArg, Step};
 
 // ---------------------------------------------------------------------------
@@ -427,11 +428,19 @@ pub fn decode_with_retry(st: &mut DecodeState, req: &Request, ops_len: usize, nu
 }
 
 fn check_spans(cache: &DecodeCache, input: &[u8], spans: &[decode::Span]) {
+  let mut units = Vec::new();
   for s in spans {
     if s.kind == SPAN_KEY {
       assert!((s.start as usize) < cache.keys.len(), "key span {s:?} of an undefined key");
     } else {
       assert!(s.start <= s.end && s.end as usize <= input.len(), "span {s:?} outside the input ({})", input.len());
+      // a valid UTF-8 string becomes the binding's UTF-16 (src/decode.rs make_string) as std makes it
+      let bytes = &input[s.start as usize..s.end as usize];
+      if s.kind == utf8::UTF8 {
+        let text = std::str::from_utf8(bytes).expect("a UTF8 span holds valid UTF-8");
+        utf8::to_utf16(bytes, &mut units);
+        assert!(units.iter().copied().eq(text.encode_utf16()), "to_utf16 of {text:?}");
+      }
     }
   }
 }
