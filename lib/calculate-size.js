@@ -14,7 +14,7 @@
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
 const { addon } = require('./native');
-const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte } = require('./serialize/predicates');
+const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte, longTwoByte, LONG_STRING } = require('./serialize/predicates');
 const { createShapes, MAX_KEYS } = require('./shaped/size');
 const { freshAt } = require('./shaped/table');
 
@@ -33,17 +33,16 @@ const MAX_FRAME_DEPTH = 48;
 const IGNORE_UNDEFINED = 1;
 const EXIT = 2;
 
-// From this many UTF-16 units a string that is not Latin-1 is measured natively.
-const LONG_STRING = 4096;
 
 /**
  * ByteUtils.utf8ByteLength: Buffer.byteLength (a V8 fast call; beats a JS
- * loop and a native batch), except for a long string that is not Latin-1,
- * which V8 holds as two-byte and measures by encoding it: utf8Length took
- * 0.27-0.40x that time (src/encode.rs).
+ * loop and a native batch), except for a long string (LONG_STRING) that is
+ * not Latin-1, which V8 holds as two-byte and measures by encoding it:
+ * utf8Length took 0.27-0.40x that time (src/encode.rs; French text with
+ * typographic quotes, found by longTwoByte's search, 0.22x).
  */
 function byteLength(s) {
-  if (typeof s === 'string' && s.length >= LONG_STRING && looksTwoByte(s)) return addon.utf8Length(s);
+  if (typeof s === 'string' && s.length >= LONG_STRING && (looksTwoByte(s) || longTwoByte(s))) return addon.utf8Length(s);
   return Buffer.byteLength(s, 'utf8');
 }
 

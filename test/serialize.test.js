@@ -578,6 +578,41 @@ test('two-byte strings (written from their UTF-16 code units): every length and 
   }
 });
 
+test('long Latin text with a few characters above U+00FF: found by the prefix search, same bytes and sizes as js-bson', () => {
+  // (lib/serialize/predicates.js longTwoByte: such text is two-byte in V8, and
+  // is written and measured natively; its two samples alone miss it)
+  const { longTwoByte, looksTwoByte, LONG_STRING } = require('../lib/serialize/predicates');
+  const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const french = fill('Le cœur déçu mais l’âme plutôt naïve, rêva au-delà des îles. ', 6000);
+  const latin1 = fill('Le coeur déçu mais l\'âme plutôt naïve, rêva au-delà des îles. ', 6000);
+  assert.ok(!looksTwoByte(french) && longTwoByte(french));
+  assert.ok(!longTwoByte(latin1) && !longTwoByte(french.slice(0, LONG_STRING - 1)));
+  const withAt = (at, c) => latin1.slice(0, at) + c + latin1.slice(at + 1);
+  assert.ok(longTwoByte(withAt(1023, '’')) && !longTwoByte(withAt(1024, '’')), 'only the first 1,024 units are searched');
+  for (const text of [french, latin1, withAt(5, '\ud83d'), withAt(5, '😀'.slice(0, 1)) + '😀', withAt(7, '\ude00'), fill('a’😀é\ud800', 5000), withAt(2000, '’')]) {
+    for (const n of [LONG_STRING - 1, LONG_STRING, LONG_STRING + 1, 5999]) {
+      const s = text.slice(0, n);
+      same({ s, list: [s, 'x' + s], sub: { t: s } });
+    }
+  }
+  // the search runs no user method: String.prototype.slice and RegExp.prototype.exec replaced
+  const { slice } = String.prototype;
+  const { exec } = RegExp.prototype;
+  const calls = [];
+  let a, b;
+  try {
+    String.prototype.slice = function () { calls.push('slice'); return slice.apply(this, arguments); }; // eslint-disable-line no-extend-native
+    RegExp.prototype.exec = function () { calls.push('exec'); return exec.apply(this, arguments); }; // eslint-disable-line no-extend-native
+    a = [rs.serialize({ french }), rs.calculateObjectSize({ french })];
+  } finally {
+    String.prototype.slice = slice; // eslint-disable-line no-extend-native
+    RegExp.prototype.exec = exec; // eslint-disable-line no-extend-native
+  }
+  assert.deepStrictEqual(calls, []);
+  b = [js.serialize({ french }), js.calculateObjectSize({ french })];
+  assert.deepStrictEqual(a, b);
+});
+
 test('keys: non-ASCII, long (sent inline), many distinct keys past the cache bound', () => {
   same({ 'ключ': 1, 'clé': 'v', '✓': true, ['k'.repeat(200)]: 1, ['é'.repeat(70)]: 2 });
   const many = {};

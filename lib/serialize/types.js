@@ -12,7 +12,7 @@
 // which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
-const { looksTwoByteWithoutPairs } = require('./predicates');
+const { looksTwoByteWithoutPairs, longTwoByte } = require('./predicates');
 const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
@@ -150,7 +150,7 @@ function writeNumber(t, w, key, value) {
 function writeString(t, w, key, value) {
   const n = value.length;
   if (n > SHORT_STRING_BYTES) {
-    putOp(t, looksTwoByteWithoutPairs(value) ? TWO_BYTE_STRING : STRING, w, key);
+    putOp(t, looksTwoByteWithoutPairs(value) || longTwoByte(value) ? TWO_BYTE_STRING : STRING, w, key);
     putStringArg(t, value);
     return;
   }
