@@ -578,7 +578,7 @@ test('two-byte strings (written from their UTF-16 code units): every length and 
   }
 });
 
-test('long Latin text with a few characters above U+00FF: found by the prefix search, same bytes and sizes as js-bson', () => {
+test('long Latin text with a few characters above U+00FF: found by the prefix search, same bytes and sizes as js-bson; Latin-1 text measured from its bytes', () => {
   // (lib/serialize/predicates.js longTwoByte: such text is two-byte in V8, and
   // is written and measured natively; its two samples alone miss it)
   const { longTwoByte, looksTwoByte, LONG_STRING } = require('../lib/serialize/predicates');
@@ -594,6 +594,15 @@ test('long Latin text with a few characters above U+00FF: found by the prefix se
       const s = text.slice(0, n);
       same({ s, list: [s, 'x' + s], sub: { t: s } });
     }
+  }
+  // long Latin-1 text measured from its bytes (latin1Length): every Latin-1
+  // character, across the count's 32 KiB blocks, and Latin-1 text that V8
+  // holds as two-byte (a slice of a two-byte string)
+  let every = '';
+  for (let c = 0; c < 256; c++) every += String.fromCharCode(c);
+  for (const text of [fill(every, 70000), fill('ÿ', 33000), ('’' + latin1).slice(1), fill('a', 5000) + 'é']) {
+    assert.ok(!longTwoByte(text));
+    same({ text, list: [text, text + 'é'] });
   }
   // the search runs no user method: String.prototype.slice and RegExp.prototype.exec replaced
   const { slice } = String.prototype;

@@ -74,6 +74,11 @@ const TWO_BYTE_PREFIX = 1024;
 // costs ~20-60 ns, ~6% of writing 5,000 ASCII characters.
 const LONG_STRING = 4096;
 
+/** Whether the first `units` units of `s` have a character above U+00FF (then V8 holds `s` as two-byte). */
+function hasNonLatin1(s, units) {
+  return regExpExec.call(NON_LATIN1, s.length > units ? stringSlice.call(s, 0, units) : s) !== null;
+}
+
 /**
  * Whether `s` is a LONG_STRING whose first TWO_BYTE_PREFIX units have a
  * character above U+00FF, so that V8 holds it as two-byte: text mostly in
@@ -81,7 +86,7 @@ const LONG_STRING = 4096;
  * German, Spanish, ...), which looksTwoByte's two samples miss.
  */
 function longTwoByte(s) {
-  return s.length >= LONG_STRING && regExpExec.call(NON_LATIN1, s.length > TWO_BYTE_PREFIX ? stringSlice.call(s, 0, TWO_BYTE_PREFIX) : s) !== null;
+  return s.length >= LONG_STRING && hasNonLatin1(s, TWO_BYTE_PREFIX);
 }
 
 /**
@@ -96,4 +101,4 @@ function looksTwoByteWithoutPairs(s) {
   return (a > 0xff || b > 0xff) && (a & 0xf800) !== 0xd800 && (b & 0xf800) !== 0xd800;
 }
 
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, looksTwoByteWithoutPairs, longTwoByte, LONG_STRING };
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, looksTwoByteWithoutPairs, hasNonLatin1, longTwoByte, LONG_STRING };
