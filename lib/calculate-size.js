@@ -33,7 +33,6 @@ const MAX_FRAME_DEPTH = 48;
 const IGNORE_UNDEFINED = 1;
 const EXIT = 2;
 
-
 /**
  * ByteUtils.utf8ByteLength: Buffer.byteLength (a V8 fast call; beats a JS
  * loop and a native batch), except for a long string (LONG_STRING), which is

@@ -139,9 +139,9 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
 /// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
 /// measures, then decodes). With SSSE3, 16 bytes at a time from 64 bytes on
-/// (see `ssse3::to_utf16`); the tail, four-byte characters and three-byte
-/// ones mixed with others go through the scalar loop. Invalid input never
-/// comes here; it would give wrong code units, never a panic.
+/// (see `ssse3::to_utf16`); the tail and blocks with a four-byte character
+/// go through the scalar loop. Invalid input never comes here; it would give
+/// wrong code units, never a panic.
 pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
   // (at most one code unit per byte: no sequence gives more units than bytes)

@@ -69,9 +69,9 @@ const stringSlice = String.prototype.slice;
 // two-byte string without one there costs the search ~0.45 us and is then
 // measured or written as if one-byte.
 const TWO_BYTE_PREFIX = 1024;
-// Strings searched: from this many units (calculateObjectSize and serialize
-// measure or write a two-byte one natively). On a one-byte string the search
-// costs ~20-60 ns, ~6% of writing 5,000 ASCII characters.
+// Strings searched: from this many units (calculateObjectSize measures them
+// natively, serialize writes a two-byte one natively). On a one-byte string
+// the search costs ~20-60 ns, ~6% of writing 5,000 ASCII characters.
 const LONG_STRING = 4096;
 
 /** Whether the first `units` units of `s` have a character above U+00FF (then V8 holds `s` as two-byte). */
