@@ -603,21 +603,10 @@ fn speed_probe() {
     c.decode(&req, &mut ops, &mut nums);
     c.commit();
   }
-  let n = 2_000_000;
-  let t = std::time::Instant::now();
-  for _ in 0..n {
-    c.decode(&req, &mut ops, &mut nums);
-    c.commit();
-  }
-  eprintln!("flat10: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  eprintln!("flat10: {:.1} ns/decode", ns_per_decode(&mut c, &req, &mut ops, &mut nums, 2_000_000));
   let e = doc(&[]);
   let req = Request { input: &e, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
-  let t = std::time::Instant::now();
-  for _ in 0..n {
-    c.decode(&req, &mut ops, &mut nums);
-    c.commit();
-  }
-  eprintln!("empty: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+  eprintln!("empty: {:.1} ns/decode", ns_per_decode(&mut c, &req, &mut ops, &mut nums, 2_000_000));
   // (arrays of 1,000 numbers, ObjectIds and dates: speed_ints)
 }
 
@@ -626,7 +615,9 @@ fn speed_probe() {
 fn speed_ints() {
   // An array of 1,000 elements of one type, per kind: ns a decode.
   let keys: Vec<String> = (0..1000).map(|i| format!("{i}")).collect();
-  let kinds: [(&str, u8, fn(usize) -> Vec<u8>); 4] = [
+  // (name, element type, the value of element i)
+  type Kind = (&'static str, u8, fn(usize) -> Vec<u8>);
+  let kinds: [Kind; 4] = [
     ("int32x1000", 0x10, |i| (i as i32).to_le_bytes().to_vec()),
     ("doublex1000", 0x01, |i| (i as f64 + 0.5).to_le_bytes().to_vec()),
     ("oidx1000", 0x07, |i| vec![(i % 251) as u8 + 1; 12]),
@@ -635,18 +626,22 @@ fn speed_ints() {
   let mut c = DecodeCache::new();
   let mut ops = vec![0u32; 4096];
   let mut nums = vec![0u64; 4096];
-  let n = 200_000;
   for (name, et, value) in kinds {
     let elems: Vec<(u8, &str, Vec<u8>)> = keys.iter().enumerate().map(|(i, k)| (et, k.as_str(), value(i))).collect();
     let a = doc(&[(0x04, "a", doc(&elems))]);
     let req = Request { input: &a, index: 0, flags: DEFAULT, raw_names: None, utf8_names: &[] };
-    let t = std::time::Instant::now();
-    for _ in 0..n {
-      c.decode(&req, &mut ops, &mut nums);
-      c.commit();
-    }
-    eprintln!("{name}: {:.1} ns/decode", t.elapsed().as_nanos() as f64 / n as f64);
+    eprintln!("{name}: {:.1} ns/decode", ns_per_decode(&mut c, &req, &mut ops, &mut nums, 200_000));
   }
+}
+
+/// The speed tests' timing: `n` decodes (each committed) of `req`, ns a decode.
+fn ns_per_decode(c: &mut DecodeCache, req: &Request, ops: &mut [u32], nums: &mut [u64], n: u32) -> f64 {
+  let t = std::time::Instant::now();
+  for _ in 0..n {
+    c.decode(req, ops, nums);
+    c.commit();
+  }
+  t.elapsed().as_nanos() as f64 / f64::from(n)
 }
 
 /// Found by `fuzz/` (decode): the retry after `NeedSpace` counts the document's
