@@ -14,7 +14,7 @@
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
 const { addon } = require('./native');
-const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte, hasNonLatin1, LONG_STRING } = require('./serialize/predicates');
+const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte, longTwoByte, LONG_STRING } = require('./serialize/predicates');
 const { createShapes, MAX_KEYS } = require('./shaped/size');
 const { freshAt } = require('./shaped/table');
 
@@ -35,18 +35,15 @@ const EXIT = 2;
 
 /**
  * ByteUtils.utf8ByteLength: Buffer.byteLength (a V8 fast call; beats a JS
- * loop and a native batch), except for a long string (LONG_STRING), which is
- * measured natively (src/encode.rs): from its code units if it has a
- * character above U+00FF (V8 holds it as two-byte and measures it by
- * encoding it: utf8Length took 0.27-0.40x that time, 0.22x for French text
- * with typographic quotes, which looksTwoByte's samples miss and the search
- * finds), else from its Latin-1 bytes (latin1Length; the search fails at
- * once on a string V8 holds as one-byte).
+ * loop and a native batch), except for a long string (LONG_STRING) that V8
+ * holds as two-byte by looksTwoByte's samples or longTwoByte's search, which
+ * is measured from its code units (src/encode.rs utf8Length): V8 measures it
+ * by encoding it, in 2-4x that time. (A one-byte string is left to
+ * Buffer.byteLength: on a sequential one it counts ~60 bytes a ns, where
+ * copying it out through Node-API and counting took 4x its time.)
  */
 function byteLength(s) {
-  if (typeof s === 'string' && s.length >= LONG_STRING) {
-    return looksTwoByte(s) || hasNonLatin1(s, s.length) ? addon.utf8Length(s) : addon.latin1Length(s);
-  }
+  if (typeof s === 'string' && s.length >= LONG_STRING && (looksTwoByte(s) || longTwoByte(s))) return addon.utf8Length(s);
   return Buffer.byteLength(s, 'utf8');
 }
 

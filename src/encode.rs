@@ -183,37 +183,8 @@ pub unsafe extern "C" fn define_key(env: sys::napi_env, info: sys::napi_callback
   })
 }
 
-/// `latin1Length(s)`: the UTF-8 byte length of string `s`, which has no
-/// character above U+00FF (lib/calculate-size.js searched it): its Latin-1
-/// bytes are copied (`napi_get_value_string_latin1`, a plain copy for a
-/// string V8 holds as one-byte) and counted here, each from 0x80 twice. V8's
-/// own count takes ~0.12 ns a character (string_1mib: ~125 us a call).
-pub unsafe extern "C" fn latin1_length(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-  guard(env, || {
-    let args = Args::<1>::read(env, info)?;
-    let s = args.get(0);
-    let units = &mut EnvState::of(&args).str_units;
-    let mut n = 0usize;
-    // SAFETY: a NULL buffer asks napi for the length only; napi checks the type.
-    check_msg(unsafe { sys::napi_get_value_string_latin1(env, s, std::ptr::null_mut(), 0, &mut n) }, "expected a string")?;
-    // (the bytes go into the kept UTF-16 scratch, two to a unit, with the NUL napi adds)
-    let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
-    if units.len() * 2 < room {
-      units.resize(room.div_ceil(2), 0);
-    }
-    // SAFETY: the scratch's initialised u16s viewed as bytes (u8 has no alignment), borrowed only here.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(units.as_mut_ptr().cast::<u8>(), units.len() * 2) };
-    let mut read = 0usize;
-    // SAFETY: `bytes` has room for the n bytes and the NUL; napi writes at most `room`.
-    check_msg(unsafe { sys::napi_get_value_string_latin1(env, s, bytes.as_mut_ptr().cast(), room, &mut read) }, "expected a string")?;
-    let length = utf8::latin1_utf8_len(bytes.get(..read.min(n)).unwrap_or(&[]));
-    release_units(units);
-    Ok(number(env, length as f64))
-  })
-}
-
 /// `utf8Length(s)`: the UTF-8 byte length of string `s`, for a long string
-/// that is not Latin-1 (lib/calculate-size.js). V8 measures a two-byte
+/// that V8 holds as two-byte (lib/calculate-size.js). V8 measures a two-byte
 /// string by encoding it; reading its code units (a copy) and counting them
 /// here took 0.27-0.40x the time (cjk_1mib, 40k CJK characters). A lone
 /// surrogate counts as U+FFFD, as in `Buffer.byteLength`.

@@ -37,7 +37,7 @@ pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Res
   // every function below only runs while the environment is alive.
   unsafe {
     napi_util::check(sys::napi_add_env_cleanup_hook(raw_env, Some(free_state), state.cast()))?;
-    let functions: [(&str, Callback); 8] = [
+    let functions: [(&str, Callback); 7] = [
       ("setScratch", set_scratch),
       ("setSink", set_sink),
       ("decode", decode::decode),
@@ -45,7 +45,6 @@ pub fn init(exports: napi::bindgen_prelude::Object, env: napi::Env) -> napi::Res
       ("encode", encode::encode),
       ("encodeTape", encode::encode_tape),
       ("utf8Length", encode::utf8_length),
-      ("latin1Length", encode::latin1_length),
     ];
     for (name, cb) in functions {
       let mut f = std::ptr::null_mut();

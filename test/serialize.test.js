@@ -578,7 +578,7 @@ test('two-byte strings (written from their UTF-16 code units): every length and 
   }
 });
 
-test('long Latin text with a few characters above U+00FF: found by the prefix search, same bytes and sizes as js-bson; Latin-1 text measured from its bytes', () => {
+test('long Latin text with a few characters above U+00FF: found by the prefix search, same bytes and sizes as js-bson; Latin-1 and late two-byte text too', () => {
   // (lib/serialize/predicates.js longTwoByte: such text is two-byte in V8, and
   // is written and measured natively; its two samples alone miss it)
   const { longTwoByte, looksTwoByte, LONG_STRING } = require('../lib/serialize/predicates');
@@ -588,21 +588,33 @@ test('long Latin text with a few characters above U+00FF: found by the prefix se
   assert.ok(!looksTwoByte(french) && longTwoByte(french));
   assert.ok(!longTwoByte(latin1) && !longTwoByte(french.slice(0, LONG_STRING - 1)));
   const withAt = (at, c) => latin1.slice(0, at) + c + latin1.slice(at + 1);
-  assert.ok(longTwoByte(withAt(1023, '’')) && !longTwoByte(withAt(1024, '’')), 'only the first 1,024 units are searched');
+  // the first 1/32 of the string is searched (187 of 6,000 units), at most 256 units
+  assert.ok(longTwoByte(withAt(186, '’')) && !longTwoByte(withAt(187, '’')), 'only the first 1/32 is searched');
+  const longer = fill(latin1, 40000);
+  assert.ok(longTwoByte(longer.slice(0, 255) + '’' + longer.slice(256)) && !longTwoByte(longer.slice(0, 256) + '’' + longer.slice(257)), 'at most 256 units');
   for (const text of [french, latin1, withAt(5, '\ud83d'), withAt(5, '😀'.slice(0, 1)) + '😀', withAt(7, '\ude00'), fill('a’😀é\ud800', 5000), withAt(2000, '’')]) {
     for (const n of [LONG_STRING - 1, LONG_STRING, LONG_STRING + 1, 5999]) {
       const s = text.slice(0, n);
       same({ s, list: [s, 'x' + s], sub: { t: s } });
     }
   }
-  // long Latin-1 text measured from its bytes (latin1Length): every Latin-1
-  // character, across the count's 32 KiB blocks, and Latin-1 text that V8
-  // holds as two-byte (a slice of a two-byte string)
+  // long Latin-1 text (measured by Buffer.byteLength, written by V8): every
+  // Latin-1 character, sequential and sliced strings, Latin-1 text that V8
+  // holds as two-byte (a slice of a two-byte string), and documents of 32 KB
+  // and more, which are written into a buffer of their own
   let every = '';
   for (let c = 0; c < 256; c++) every += String.fromCharCode(c);
-  for (const text of [fill(every, 70000), fill('ÿ', 33000), ('’' + latin1).slice(1), fill('a', 5000) + 'é']) {
+  const flat = (s) => JSON.parse(JSON.stringify(s)); // a sequential string
+  for (const text of [fill(every, 70000), flat(fill(every, 70000)), fill('ÿ', 33000), ('’' + latin1).slice(1), fill('a', 5000) + 'é', flat(fill('a', 40000) + 'é')]) {
     assert.ok(!longTwoByte(text));
     same({ text, list: [text, text + 'é'] });
+  }
+  // two-byte text whose first character above U+00FF is past the search: written and measured as js-bson does
+  for (const n of [5000, 40000, 300000]) {
+    const text = flat(fill(latin1, n - 1) + '😀’');
+    assert.ok(!longTwoByte(text));
+    same({ text });
+    same({ text, n: 1, more: fill('x', n) });
   }
   // the search runs no user method: String.prototype.slice and RegExp.prototype.exec replaced
   const { slice } = String.prototype;

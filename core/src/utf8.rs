@@ -256,14 +256,6 @@ fn one_char(bytes: &[u8], dst: &mut [MaybeUninit<u16>], i: usize, o: usize) -> O
   }
 }
 
-/// UTF-8 byte length of Latin-1 text: one byte per character, two from
-/// 0x80. Summed in u16 per block, as in `utf16_utf8_len` (LLVM vectorises it).
-pub fn latin1_utf8_len(bytes: &[u8]) -> usize {
-  // a byte adds at most 1: a block's sum fits a u16
-  const BLOCK: usize = 32 * 1024;
-  bytes.len() + bytes.chunks(BLOCK).map(|block| usize::from(block.iter().fold(0u16, |a, &b| a + u16::from(b >> 7)))).sum::<usize>()
-}
-
 /// UTF-8 byte length of UTF-16 text, each lone surrogate counted as U+FFFD
 /// (3 bytes), which is what `Buffer.byteLength` counts. One byte per unit,
 /// one more from U+0080 and one more from U+0800; a surrogate pair, counted
@@ -744,17 +736,6 @@ mod tests {
       to_utf16(&bytes, &mut out);
       assert!(out.len() <= bytes.len());
     }
-  }
-
-  #[test]
-  fn latin1_utf8_len_counts_high_bytes_twice() {
-    // every byte value, lengths across the 32 KiB blocks
-    for n in [0usize, 1, 127, 128, 255, 256, 32 * 1024 - 1, 32 * 1024, 32 * 1024 + 1, 100_000] {
-      let bytes: Vec<u8> = (0..n).map(|i| (i * 7 + i / 256) as u8).collect();
-      let expected: usize = bytes.iter().map(|&b| if b < 0x80 { 1 } else { 2 }).sum();
-      assert_eq!(latin1_utf8_len(&bytes), expected, "{n} bytes");
-    }
-    assert_eq!(latin1_utf8_len(&[0xff; 70_000]), 140_000);
   }
 
   /// `cargo test --release -q speed_to_utf16 -- --ignored --nocapture`:
