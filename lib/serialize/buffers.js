@@ -182,8 +182,8 @@ const MAX_PRESIZE = 64 * 1024 * 1024;
 // code units) rather than copied, so its stores wait on fresh memory no
 // longer than on the scratch: a document at least half strings takes its own
 // buffer from POOL_DOC_MAX (one 32 KB ASCII string 1.02x -> 1.11x js-bson,
-// 100 KB 1.03x -> 1.27x; Latin-1 text, whose UTF-8 V8 writes faster into
-// a buffer with less room to spare, 0.99x -> 3.59x at 32 KB).
+// 100 KB 1.03x -> 1.27x; Latin-1 text 0.99x -> 3.59x at 32 KB, where V8's
+// writer was faster into the tighter buffer for a reason not pinned down).
 const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);

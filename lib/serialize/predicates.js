@@ -84,12 +84,7 @@ const TWO_BYTE_PREFIX_MAX = 256;
  */
 function longTwoByte(s) {
   const n = s.length;
-  return n >= LONG_STRING && hasNonLatin1(s, Math.min(n >>> 5, TWO_BYTE_PREFIX_MAX));
-}
-
-/** Whether the first `units` units of `s` have a character above U+00FF (then V8 holds `s` as two-byte). */
-function hasNonLatin1(s, units) {
-  return regExpExec.call(NON_LATIN1, s.length > units ? stringSlice.call(s, 0, units) : s) !== null;
+  return n >= LONG_STRING && regExpExec.call(NON_LATIN1, stringSlice.call(s, 0, Math.min(n >>> 5, TWO_BYTE_PREFIX_MAX))) !== null;
 }
 
 /**
