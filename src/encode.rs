@@ -102,6 +102,19 @@ impl ArgSource for NapiArgs<'_> {
     utf8_len(self.env, self.value(i)?)
   }
 
+  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    let v = self.value(i)?;
+    let mut n = 0usize;
+    // SAFETY: `dst` is valid for dst.len() bytes; napi copies at most
+    // dst.len() - 1 characters' low bytes plus a NUL, and checks the type.
+    check_msg(
+      unsafe { sys::napi_get_value_string_latin1(self.env, v, dst.as_mut_ptr().cast(), dst.len(), &mut n) },
+      "encode expected a string argument",
+    )?;
+    // (with no room left over it may have been cut short)
+    Ok(if n + 1 < dst.len() { Some(n) } else { None })
+  }
+
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
     let v = self.value(i)?;
     let n = read_units(self.env, v, self.units)?;

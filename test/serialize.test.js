@@ -634,6 +634,69 @@ test('long Latin text with a few characters above U+00FF: found by the prefix se
   assert.deepStrictEqual(a, b);
 });
 
+test('strings of 64+ units with no character above U+00FF: written from their Latin-1 bytes, same bytes as js-bson', () => {
+  const { stringArgOp } = require('../lib/serialize/types');
+  const { STRING, STRING_UTF16, STRING_LATIN1 } = require('../lib/serialize/ops');
+  const simd = require('../lib/native').addon?.utf16Simd === true;
+  const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+  const flat = (s) => JSON.parse(JSON.stringify(s)); // a sequential string
+  const french = fill("Le coeur déçu mais l'âme plutôt naïve, rêva au-delà des îles. ", 3000);
+  if (simd) {
+    // (earlier tests' two-byte text may have paused the search: Latin-1 text
+    // found by its retries resumes it)
+    for (let i = 0; i < 200; i++) stringArgOp(french);
+    assert.strictEqual(stringArgOp(french), STRING_LATIN1);
+    assert.strictEqual(stringArgOp(fill('a', 64)), STRING_LATIN1);
+    assert.strictEqual(stringArgOp(fill('é', 63)), STRING, 'below 64 units: V8');
+    assert.strictEqual(stringArgOp(fill('a', 200) + '’'), STRING_UTF16, 'the search found one above U+00FF');
+  }
+  // every Latin-1 character at the edges of the 16-byte blocks and at the end
+  for (const n of [64, 65, 80, 97, 200, 1000]) {
+    for (const c of [0x00, 0x7f, 0x80, 0xbf, 0xc0, 0xe9, 0xff]) {
+      for (const at of [0, 15, 16, 31, 32, n - 1]) {
+        const s = fill('abcdefghij', n);
+        same({ s: s.slice(0, at) + String.fromCharCode(c) + s.slice(at + 1) });
+      }
+    }
+  }
+  let every = '';
+  for (let c = 0; c < 256; c++) every += String.fromCharCode(c);
+  // dense and sparse Latin-1, sequential, sliced and concatenated strings,
+  // in arrays of 20,000 (several native chunks: strings carried from one to
+  // the next are written from their UTF-8), and 40 KB and 1 MB documents (a
+  // buffer of their own, sized near the text's length: too little room to
+  // widen in place, V8's UTF-8)
+  for (const text of [fill('é', 100), fill('ÿ', 1000) + 'abc', fill(every, 700), flat(fill(every, 700)), french, flat(french), ('x' + french).slice(1), french.slice(0, 1500) + flat(french.slice(1500))]) {
+    same({ text, list: [text, text.slice(3)] });
+  }
+  same({ list: Array.from({ length: 20000 }, (_, i) => french.slice(i % 50, 64 + (i % 300))) });
+  same({ text: fill(french, 40000) });
+  same({ text: fill('é', 40000) });
+  same({ text: fill(french, 1 << 20), n: 1 });
+  // into a buffer too small, just large enough, and with room to spare
+  const doc = { s: french, t: fill(every, 300) };
+  const size = js.calculateObjectSize(doc);
+  for (const room of [size - 1, size, size + 15, size + 16, size + 5000]) {
+    const a = outcome(() => js.serializeWithBufferAndIndex(doc, Buffer.alloc(room)));
+    const b = outcome(() => rs.serializeWithBufferAndIndex(doc, Buffer.alloc(room)));
+    assert.deepStrictEqual(b, a, `room ${room}`);
+  }
+  // mostly-ASCII two-byte text (one character above U+00FF at the end): after
+  // four more such searches than Latin-1 ones, one string in 16 is searched
+  const late = fill('plain text ', 300) + '✓';
+  if (simd) {
+    for (let i = 0; i < 200; i++) stringArgOp(french); // (no misses counted)
+    const ops = Array.from({ length: 40 }, () => stringArgOp(late));
+    const searched = ops.filter((op) => op === STRING_UTF16).length;
+    assert.ok(ops.slice(0, 4).every((op) => op === STRING_UTF16), 'the first four are searched');
+    assert.ok(searched >= 5 && searched <= 7, `then one in 16: ${searched} of 40`);
+    // Latin-1 text found by a retry counts back: searching resumes
+    const back = Array.from({ length: 200 }, () => stringArgOp(french));
+    assert.ok(back.slice(-50).every((op) => op === STRING_LATIN1), 'searching resumed');
+  }
+  same({ list: Array.from({ length: 100 }, (_, i) => (i % 3 ? late : french)) });
+});
+
 test('keys: non-ASCII, long (sent inline), many distinct keys past the cache bound', () => {
   same({ 'ключ': 1, 'clé': 'v', '✓': true, ['k'.repeat(200)]: 1, ['é'.repeat(70)]: 2 });
   const many = {};

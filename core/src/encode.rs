@@ -43,6 +43,7 @@ use self::args::Chained;
 use self::fast::fast_run;
 use self::ops::*;
 use self::out::Out;
+use self::values::StrRead;
 
 /// Largest document size bson-rs produces (the int32 size prefix).
 pub const MAX_DOCUMENT_SIZE: usize = i32::MAX as usize;
@@ -88,6 +89,9 @@ pub mod op {
   /// ROPE_FIRST is the first piece and takes the rope itself as its string argument.
   pub const STRING_ROPE_FIRST: u32 = 0x29;
   pub const STRING_ROPE: u32 = 0x2A;
+  /// A string argument none of whose characters is above U+00FF (JS checked),
+  /// read as Latin-1 bytes.
+  pub const STRING_LATIN1: u32 = 0x2B;
   pub const MAXKEY: u32 = 0x7F;
   pub const MINKEY: u32 = 0xFF;
 }
@@ -377,8 +381,9 @@ impl Encoder {
         K_OIDI => values::object_id_ints(&mut out, nums, &mut ni)?,
         K_DEC => values::decimal128(&mut out, bytes, &mut bi)?,
         K_STRB => values::string_bytes(&mut out, num, bytes, &mut bi)?,
-        K_STR => values::string(&mut out, args, &mut ai, false)?,
-        K_STRW => values::string(&mut out, args, &mut ai, true)?,
+        K_STR => values::string(&mut out, args, &mut ai, StrRead::Utf8)?,
+        K_STRW => values::string(&mut out, args, &mut ai, StrRead::Utf16)?,
+        K_STRL => values::string(&mut out, args, &mut ai, StrRead::Latin1)?,
         K_STRR => {
           if code as u32 == op::STRING_ROPE_FIRST {
             values::read_rope(rope, rope_utf8, args, ai)?;

@@ -31,6 +31,7 @@ module.exports = Object.freeze({
   SYMBOL_BYTES: 0x28, // a symbol whose string is on the bytes tape, as STRING_BYTES
   STRING_ROPE_FIRST: 0x29, // a short string, the first piece of the document's rope (its arg)
   STRING_ROPE: 0x2a, // a short string, the next piece of the rope
+  STRING_LATIN1: 0x2b, // a string arg with no character above U+00FF, Rust reads it as Latin-1 bytes
   MAXKEY: 0x7f,
   MINKEY: 0xff,
 

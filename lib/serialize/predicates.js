@@ -88,6 +88,15 @@ function longTwoByte(s) {
 }
 
 /**
+ * Whether no character of `s` is above U+00FF, so that its Latin-1 bytes
+ * are all of it. On a one-byte string the search fails at once (~25 ns
+ * whatever its length); a two-byte one is scanned until such a character.
+ */
+function noneAboveLatin1(s) {
+  return regExpExec.call(NON_LATIN1, s) === null;
+}
+
+/**
  * looksTwoByte, with neither sampled character half of a surrogate pair (an
  * emoji, say): V8 writes text dense with them as fast as Rust's UTF-16 writer
  * (types.js writeString).
@@ -99,4 +108,4 @@ function looksTwoByteWithoutPairs(s) {
   return (a > 0xff || b > 0xff) && (a & 0xf800) !== 0xd800 && (b & 0xf800) !== 0xd800;
 }
 
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, looksTwoByteWithoutPairs, longTwoByte, LONG_STRING };
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, looksTwoByteWithoutPairs, longTwoByte, noneAboveLatin1, LONG_STRING };

@@ -12,19 +12,54 @@
 // which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
-const { looksTwoByteWithoutPairs, longTwoByte } = require('./predicates');
+const { looksTwoByteWithoutPairs, longTwoByte, noneAboveLatin1, LONG_STRING } = require('./predicates');
 const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
 const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SET_BINARY_MAX, SHORT_STRING_BYTES } = OP;
-const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN } = OP;
+const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN, STRING_LATIN1 } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
 // alone, which also takes surrogate pairs, is no faster than V8's WriteUtf8
 // (op STRING), so text that looks dense with emoji stays with V8.
 const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
+// Strings of this many units or more that do not look two-byte are searched
+// for a character above U+00FF (noneAboveLatin1, ~14 ns); without one Rust
+// reads them as Latin-1 bytes and widens them to UTF-8 with SIMD (op
+// STRING_LATIN1), where V8's WriteUtf8 goes a character at a time once the
+// string holds one above U+007F (Node.js 24, 1,000 characters of French:
+// 0.43x -> 1.02x js-bson's speed; 20: 1.27x -> 1.60x).
+const LATIN1_MIN = addon?.utf16Simd === true ? 64 : Infinity;
+// A search that finds such a character scans up to it (~0.45 ns a unit):
+// mostly-ASCII text with one late (✓, ’, an emoji) took 0.70x HEAD's time
+// on Node.js 20. After SEARCH_MISSES_OFF more searches found one than did
+// not (counted up to SEARCH_MISSES_MAX), only one string in SEARCH_RETRY
+// is searched, and each search that finds none counts one back.
+const SEARCH_MISSES_OFF = 4;
+const SEARCH_MISSES_MAX = 8;
+const SEARCH_RETRY = 16;
+let searchMisses = 0;
+let searchSkips = 0;
+
+/** The op of a string sent as an arg (more than SHORT_STRING_BYTES units). */
+function stringArgOp(value) {
+  return looksTwoByteWithoutPairs(value) ? TWO_BYTE_STRING : value.length < LATIN1_MIN ? STRING : oneByteLookingOp(value);
+}
+
+/** stringArgOp of a string of at least LATIN1_MIN units that does not look two-byte. */
+function oneByteLookingOp(value) {
+  if (searchMisses >= SEARCH_MISSES_OFF && ++searchSkips % SEARCH_RETRY !== 0) {
+    return value.length >= LONG_STRING && longTwoByte(value) ? TWO_BYTE_STRING : STRING;
+  }
+  if (noneAboveLatin1(value)) {
+    if (searchMisses > 0) searchMisses--;
+    return STRING_LATIN1;
+  }
+  if (searchMisses < SEARCH_MISSES_MAX) searchMisses++;
+  return TWO_BYTE_STRING;
+}
 
 // %TypedArray%.prototype's byteLength getter, called on a binary's data
 // (writeBinary): the same value as `data.byteLength` for a typed array, read
@@ -144,13 +179,14 @@ function writeNumber(t, w, key, value) {
 /**
  * A string: short ASCII ones go to the bytes tape (as js-bson's
  * tryWriteBasicLatin); others are string args that Rust writes as UTF-8, from
- * their UTF-16 code units where V8 holds them as two-byte (it encodes those
- * to UTF-8 one character at a time; src/encode.rs).
+ * their UTF-16 code units where V8 holds them as two-byte and from their
+ * Latin-1 bytes where none is above U+00FF (V8 encodes both to UTF-8 one
+ * character at a time; stringArgOp, core encode/out.rs).
  */
 function writeString(t, w, key, value) {
   const n = value.length;
   if (n > SHORT_STRING_BYTES) {
-    putOp(t, looksTwoByteWithoutPairs(value) || longTwoByte(value) ? TWO_BYTE_STRING : STRING, w, key);
+    putOp(t, stringArgOp(value), w, key);
     putStringArg(t, value);
     return;
   }
@@ -610,6 +646,7 @@ module.exports = {
   writeBoolean,
   writeNumber,
   writeString,
+  stringArgOp,
   writeBigInt,
   writeDate,
   writeUint8Array,

@@ -14,6 +14,11 @@ pub trait ArgSource {
   /// The UTF-16 code units of string argument `i` (valid until the next call
   /// on `self`), or `None` where only its UTF-8 is at hand (an owned copy).
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String>;
+  /// Copies string argument `i`, none of whose characters is above U+00FF
+  /// (the caller's check), one byte a character into `dst`. `Some(n)`: all
+  /// `n` were copied. `None`: they may not fit, or only its UTF-8 is at hand
+  /// (an owned copy). `dst` may be changed either way.
+  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String>;
   /// The bytes of byte-array argument `i` (valid until the next call on `self`).
   fn bytes(&mut self, i: usize) -> Result<&[u8], String>;
   /// An owned copy of argument `i` (string or bytes), for carrying it over to the next chunk.
@@ -55,6 +60,12 @@ impl ArgSource for [OwnedArg] {
       _ => Err(format!("bson-rs: encode argument {i} is not a string")),
     }
   }
+  fn write_latin1(&mut self, i: usize, _: &mut [u8]) -> Result<Option<usize>, String> {
+    match self.get(i) {
+      Some(OwnedArg::Str(_)) => Ok(None),
+      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
+    }
+  }
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
     match self.get(i) {
       Some(OwnedArg::Bytes(b)) => Ok(b),
@@ -87,6 +98,10 @@ impl<A: ArgSource + ?Sized> ArgSource for Chained<'_, A> {
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
     let c = self.carry.len();
     if i < c { self.carry.units(i) } else { self.rest.units(i - c) }
+  }
+  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.write_latin1(i, dst) } else { self.rest.write_latin1(i - c, dst) }
   }
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
     let c = self.carry.len();

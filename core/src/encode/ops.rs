@@ -26,6 +26,7 @@ pub(super) const K_BINB: u8 = 18;
 pub(super) const K_REGB: u8 = 19;
 pub(super) const K_STRW: u8 = 20;
 pub(super) const K_STRR: u8 = 21;
+pub(super) const K_STRL: u8 = 22;
 
 /// Bytes an element on the fast path may touch: type + key (≤ 5 words) +
 /// size + short string (whole words) + NUL.
@@ -60,6 +61,7 @@ pub(super) static OPS: [OpInfo; 256] = {
   t[op::STRING as usize] = info(K_STR, 0x02, 1, false);
   t[op::STRING_BYTES as usize] = info(K_STRB, 0x02, 0, true);
   t[op::STRING_UTF16 as usize] = info(K_STRW, 0x02, 1, false);
+  t[op::STRING_LATIN1 as usize] = info(K_STRL, 0x02, 1, false);
   t[op::STRING_ROPE_FIRST as usize] = info(K_STRR, 0x02, 1, true);
   t[op::STRING_ROPE as usize] = info(K_STRR, 0x02, 0, true);
   t[op::DOC as usize] = info(K_DOC, 0x03, 0, false);

@@ -115,6 +115,23 @@ impl Out<'_> {
     Ok(self.utf16(units))
   }
 
+  /// Writes string argument `i`, none of whose characters is above U+00FF,
+  /// from its Latin-1 bytes where the source has them (a string V8 holds as
+  /// one-byte: see `utf8::latin1_to_utf8_in_place`), else as `string`;
+  /// returns its byte length.
+  pub(super) fn string_latin1<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
+    if !self.overflow {
+      if let Some(dst) = self.buf.get_mut(self.pos..) {
+        if let Some(n) = args.write_latin1(i, dst)?.and_then(|n| utf8::latin1_to_utf8_in_place(dst, n)) {
+          self.pos = self.pos.saturating_add(n);
+          return Ok(n);
+        }
+      }
+    }
+    // (out of room: V8's UTF-8, which also counts once the output is exhausted)
+    self.string(args, i)
+  }
+
   /// Writes UTF-16 text as UTF-8 (`utf8::utf16_to_utf8`); returns its byte length.
   pub(super) fn utf16(&mut self, units: &[u16]) -> usize {
     if !self.overflow {

@@ -757,6 +757,7 @@ mod speed {
 }
 
 /// String arguments as UTF-16 code units, as V8 hands them over (src/encode.rs).
+/// String arguments as UTF-16 code units.
 struct Utf16Args(Vec<Vec<u16>>);
 
 impl ArgSource for Utf16Args {
@@ -776,6 +777,18 @@ impl ArgSource for Utf16Args {
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
     Ok(Some(&self.0[i]))
   }
+  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
+    // (as napi: at most dst.len() - 1 characters, then a NUL)
+    let units = &self.0[i];
+    if units.len() + 1 > dst.len() {
+      return Ok(None);
+    }
+    for (d, &u) in dst.iter_mut().zip(units) {
+      *d = u as u8;
+    }
+    dst[units.len()] = 0;
+    Ok(Some(units.len()))
+  }
   fn bytes(&mut self, _: usize) -> Result<&[u8], String> {
     Err("not bytes".into())
   }
@@ -785,14 +798,19 @@ impl ArgSource for Utf16Args {
 }
 
 #[test]
-fn utf16_strings_written_counted_and_owned_alike() {
+fn utf16_and_latin1_strings_written_counted_and_owned_alike() {
   let texts = ["東京都渋谷区の天気".repeat(40), "Привет, 東京 😀 café ".repeat(30), "a\u{7ff}".repeat(9)];
   let mut lone: Vec<u16> = "日本語".repeat(20).encode_utf16().collect();
   lone[17] = 0xd800;
   let mut cases: Vec<Vec<u16>> = texts.iter().map(|t| t.encode_utf16().collect()).collect();
   cases.push(lone);
-  let ops = [w(op::STRING_UTF16, 0), op::END];
-  for units in cases {
+  let mut cases: Vec<(u32, Vec<u16>)> = cases.into_iter().map(|u| (op::STRING_UTF16, u)).collect();
+  // one-byte text (op STRING_LATIN1): every Latin-1 character, French, ASCII
+  for text in [(0..=255u8).map(char::from).collect::<String>().repeat(3), "Crème brûlée à la française. ".repeat(20), "plain ASCII text ".repeat(20)] {
+    cases.push((op::STRING_LATIN1, text.encode_utf16().collect()));
+  }
+  for (string_op, units) in cases {
+    let ops = [w(string_op, 0), op::END];
     let text = String::from_utf16_lossy(&units);
     let mut expected = Vec::new();
     expected.extend((4 + 1 + 2 + 4 + text.len() as i32 + 1 + 1).to_le_bytes());
@@ -804,6 +822,12 @@ fn utf16_strings_written_counted_and_owned_alike() {
     let mut out = vec![0u8; 8192];
     e.begin();
     let step = e.run(&ops, &[], &[], &mut out, &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
+    assert_eq!(step, Step::Done(expected.len()));
+    assert_eq!(&out[..expected.len()], &expected[..]);
+    // exactly the room it needs (Latin-1 is widened in place only with 16
+    // bytes to spare: V8's UTF-8 then)
+    e.begin();
+    let step = e.run(&ops, &[], &[], &mut out[..expected.len()], &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
     assert_eq!(step, Step::Done(expected.len()));
     assert_eq!(&out[..expected.len()], &expected[..]);
     // too small: the exact size needed

@@ -113,13 +113,25 @@ pub(super) fn key_bytes(out: &mut Out, bytes: &[u8], bi: &mut usize, n: usize) -
   Ok(())
 }
 
-/// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes,
-/// NUL. `utf16`: the argument is read as UTF-16 code units (op STRING_UTF16).
+/// How a string argument is read: as UTF-8 from the source (op STRING), as
+/// UTF-16 code units (STRING_UTF16) or as Latin-1 bytes (STRING_LATIN1).
+#[derive(Clone, Copy)]
+pub(super) enum StrRead {
+  Utf8,
+  Utf16,
+  Latin1,
+}
+
+/// 0x02 string, 0x0D code, 0x0E symbol from a string argument: size, bytes, NUL.
 #[inline(always)]
-pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, utf16: bool) -> Result<(), String> {
+pub(super) fn string<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, read: StrRead) -> Result<(), String> {
   let at = out.pos;
   out.put([0; 4]);
-  let n = if utf16 { out.string_utf16(args, *ai)? } else { out.string(args, *ai)? };
+  let n = match read {
+    StrRead::Utf8 => out.string(args, *ai)?,
+    StrRead::Utf16 => out.string_utf16(args, *ai)?,
+    StrRead::Latin1 => out.string_latin1(args, *ai)?,
+  };
   *ai += 1;
   out.byte(0);
   let size = n.checked_add(1).filter(|&s| s <= MAX_DOCUMENT_SIZE).ok_or_else(too_large)?;
@@ -272,7 +284,7 @@ pub(super) fn document(out: &mut Out, frames: &mut Vec<Frame>, array: bool) {
 pub(super) fn code_w_scope<A: ArgSource + ?Sized>(out: &mut Out, args: &mut A, ai: &mut usize, frames: &mut Vec<Frame>) -> Result<(), String> {
   let cws = out.pos;
   out.put([0; 4]);
-  string(out, args, ai, false)?;
+  string(out, args, ai, StrRead::Utf8)?;
   let start = out.pos;
   out.put([0; 4]);
   frames.push(Frame { start, cws, array: false, index: 0 });
