@@ -268,11 +268,12 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
   check_msg(unsafe { sys::napi_get_value_uint32(env, ops_len, &mut ops_len_v) }, "encode: opsLen must be a number")?;
   // SAFETY: as above.
   check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
-  let [_, _, ops, nums, bytes, out, _] = scratch;
+  let [_, _, ops, nums, bytes, out, ctl] = scratch;
   let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
   let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units };
   let result = run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source);
   release_units(str_units);
+  put_latin1_widened(ctl.bytes(), encoder);
   Ok(match result {
     Ok(step) => number(env, step_code(step)),
     Err(message) => {
@@ -280,6 +281,13 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
       string(env, &message)
     }
   })
+}
+
+/// Puts Encoder::latin1_widened in encCtl[4] for JS (lib/serialize/types.js noteLatin1).
+fn put_latin1_widened(ctl: &mut [u8], encoder: &bson_rs_core::encode::Encoder) {
+  if let Some(slot) = ctl.get_mut(32..40) {
+    slot.copy_from_slice(&(encoder.latin1_widened() as f64).to_ne_bytes());
+  }
 }
 
 /// `encodeTape()`: `encode` for a tape without string or byte args. Its

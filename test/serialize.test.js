@@ -641,10 +641,13 @@ test('strings of 64+ units with no character above U+00FF: written from their La
   const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
   const flat = (s) => JSON.parse(JSON.stringify(s)); // a sequential string
   const french = fill("Le coeur déçu mais l'âme plutôt naïve, rêva au-delà des îles. ", 3000);
+  // (earlier tests' text may have paused the search: Latin-1 text, found
+  // by its retries, resumes it)
+  const resume = () => {
+    for (let i = 0; i < 40; i++) rs.serialize({ list: Array.from({ length: 20 }, () => french) });
+  };
   if (simd) {
-    // (earlier tests' two-byte text may have paused the search: Latin-1 text
-    // found by its retries resumes it)
-    for (let i = 0; i < 200; i++) stringArgOp(french);
+    resume();
     assert.strictEqual(stringArgOp(french), STRING_LATIN1);
     assert.strictEqual(stringArgOp(fill('a', 64)), STRING_LATIN1);
     assert.strictEqual(stringArgOp(fill('é', 63)), STRING, 'below 64 units: V8');
@@ -681,18 +684,26 @@ test('strings of 64+ units with no character above U+00FF: written from their La
     const b = outcome(() => rs.serializeWithBufferAndIndex(doc, Buffer.alloc(room)));
     assert.deepStrictEqual(b, a, `room ${room}`);
   }
-  // mostly-ASCII two-byte text (one character above U+00FF at the end): after
-  // four more such searches than Latin-1 ones, one string in 16 is searched
+  // The search pauses (one string in 16 searched): after four more searches
+  // that find a character above U+00FF (mostly-ASCII two-byte text, one
+  // such character at its end) than ones that do not, and after 32 strings
+  // in a row written from their Latin-1 bytes had none above U+007F (ASCII)
   const late = fill('plain text ', 300) + '✓';
+  const ascii = fill('plain ASCII text ', 100);
   if (simd) {
-    for (let i = 0; i < 200; i++) stringArgOp(french); // (no misses counted)
+    resume();
     const ops = Array.from({ length: 40 }, () => stringArgOp(late));
     const searched = ops.filter((op) => op === STRING_UTF16).length;
     assert.ok(ops.slice(0, 4).every((op) => op === STRING_UTF16), 'the first four are searched');
     assert.ok(searched >= 5 && searched <= 7, `then one in 16: ${searched} of 40`);
-    // Latin-1 text found by a retry counts back: searching resumes
-    const back = Array.from({ length: 200 }, () => stringArgOp(french));
-    assert.ok(back.slice(-50).every((op) => op === STRING_LATIN1), 'searching resumed');
+    resume();
+    assert.strictEqual(stringArgOp(french), STRING_LATIN1, 'searching resumed');
+    rs.serialize({ list: Array.from({ length: 40 }, () => ascii) });
+    const afterAscii = Array.from({ length: 32 }, () => stringArgOp(ascii));
+    const latin1 = afterAscii.filter((op) => op === STRING_LATIN1).length;
+    assert.ok(latin1 >= 1 && latin1 <= 3 && afterAscii.every((op) => op === STRING_LATIN1 || op === STRING), `after ASCII, one in 16: ${latin1} of 32`);
+    resume();
+    assert.strictEqual(stringArgOp(french), STRING_LATIN1, 'searching resumed');
   }
   same({ list: Array.from({ length: 100 }, (_, i) => (i % 3 ? late : french)) });
 });

@@ -154,6 +154,9 @@ pub struct Encoder {
   rope: Vec<u16>,
   /// (scratch for a rope carried over as UTF-8)
   rope_utf8: Vec<u8>,
+  /// Strings of op STRING_LATIN1 that held a character above U+007F, ever
+  /// (JS pauses its search for such strings while none do: types.js).
+  latin1_widened: u64,
 }
 
 impl Default for Encoder {
@@ -185,6 +188,7 @@ impl Encoder {
       carry: Vec::new(),
       rope: Vec::new(),
       rope_utf8: Vec::new(),
+      latin1_widened: 0,
     }
   }
 
@@ -223,6 +227,11 @@ impl Encoder {
   }
 
   /// Abandons the document in progress and frees oversized internal buffers.
+  /// Strings of op STRING_LATIN1 that held a character above U+007F, ever.
+  pub fn latin1_widened(&self) -> u64 {
+    self.latin1_widened
+  }
+
   pub fn reset(&mut self) {
     self.cur.active = false;
     self.cur.frames.clear();
@@ -285,7 +294,7 @@ impl Encoder {
     let rope_utf8 = &mut self.rope_utf8;
     let c = &mut self.cur;
     let nargs = args.count();
-    let mut out = Out { buf, pos: c.pos, overflow: c.overflow };
+    let mut out = Out { buf, pos: c.pos, overflow: c.overflow, latin1_widened: &mut self.latin1_widened };
     let mut ai = c.arg;
     let mut ni = c.num;
     let mut bi = c.byte;

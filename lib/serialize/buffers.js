@@ -9,6 +9,7 @@ const { countDocument } = require('./keys');
 const { writeSmall, MAX_OPS: SMALL_OPS, MAX_OP_BYTES: SMALL_OP_BYTES } = require('./small');
 const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
 const { bufferView } = require('../buffer-view');
+const { noteLatin1 } = require('./types');
 
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
 // before its native call; the output buffer is shared (it is only used inside
@@ -21,7 +22,8 @@ const registered = [];
 for (const slot of [SLOT.encOps, SLOT.encNums, SLOT.encBytes, SLOT.encOut]) {
   registered[slot] = ensureScratch(slot, 0);
 }
-// encodeTape's parameters and result (f64 [first, opsLen, outOffset, result]).
+// encodeTape's parameters and result (f64 [first, opsLen, outOffset, result]);
+// [4]: encode's count of Latin-1 strings widened, ever (types.js noteLatin1).
 const encCtl = new Float64Array(ensureScratch(SLOT.encCtl, 0));
 
 function register(slot, buffer) {
@@ -351,6 +353,7 @@ function runNative(tape, BSONError, fresh) {
     }
     if (typeof r === 'string') throw new BSONError(r);
     if (r >= 0) {
+      noteLatin1(encCtl[4]);
       if (learn) learnStrings(r, rest, strExt);
       lastBuf = target;
       lastOff = offset;

@@ -32,16 +32,36 @@ const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
 // string holds one above U+007F (Node.js 24, 1,000 characters of French:
 // 0.43x -> 1.02x js-bson's speed; 20: 1.27x -> 1.60x).
 const LATIN1_MIN = addon?.utf16Simd === true ? 64 : Infinity;
-// A search that finds such a character scans up to it (~0.45 ns a unit):
-// mostly-ASCII text with one late (✓, ’, an emoji) took 0.70x HEAD's time
-// on Node.js 20. After SEARCH_MISSES_OFF more searches found one than did
-// not (counted up to SEARCH_MISSES_MAX), only one string in SEARCH_RETRY
-// is searched, and each search that finds none counts one back.
+// The search is paused (only one string in SEARCH_RETRY searched) while it
+// does not pay:
+// - A search that finds such a character scans up to it (~0.45 ns a unit):
+//   mostly-ASCII text with one late (✓, ’, an emoji) serialized at ~0.72x
+//   the speed without it on Node.js 20. Paused once SEARCH_MISSES_OFF more
+//   searches found one than did not (counted up to SEARCH_MISSES_MAX).
+// - On ASCII text it costs its ~14 ns for nothing (500 strings of 100
+//   characters: 1.84x -> 1.5x js-bson). Paused once ASCII_RUN_OFF strings
+//   in a row sent as STRING_LATIN1 had no character above U+007F (Rust
+//   counts those that had: encCtl[4], noteLatin1).
 const SEARCH_MISSES_OFF = 4;
 const SEARCH_MISSES_MAX = 8;
+const ASCII_RUN_OFF = 32;
 const SEARCH_RETRY = 16;
 let searchMisses = 0;
 let searchSkips = 0;
+let asciiRun = 0;
+let latin1Sent = 0; // strings sent as STRING_LATIN1 since the last noteLatin1
+let latin1Widened = 0; // Rust's count at the last noteLatin1
+
+/**
+ * After a native write: `widened` is Rust's count of STRING_LATIN1 strings
+ * that held a character above U+007F, ever (encCtl[4]).
+ */
+function noteLatin1(widened) {
+  if (latin1Sent === 0) return;
+  asciiRun = widened !== latin1Widened ? 0 : Math.min(asciiRun + latin1Sent, ASCII_RUN_OFF);
+  latin1Widened = widened;
+  latin1Sent = 0;
+}
 
 /** The op of a string sent as an arg (more than SHORT_STRING_BYTES units). */
 function stringArgOp(value) {
@@ -50,11 +70,12 @@ function stringArgOp(value) {
 
 /** stringArgOp of a string of at least LATIN1_MIN units that does not look two-byte. */
 function oneByteLookingOp(value) {
-  if (searchMisses >= SEARCH_MISSES_OFF && ++searchSkips % SEARCH_RETRY !== 0) {
+  if ((searchMisses >= SEARCH_MISSES_OFF || asciiRun >= ASCII_RUN_OFF) && ++searchSkips % SEARCH_RETRY !== 0) {
     return value.length >= LONG_STRING && longTwoByte(value) ? TWO_BYTE_STRING : STRING;
   }
   if (noneAboveLatin1(value)) {
     if (searchMisses > 0) searchMisses--;
+    latin1Sent++;
     return STRING_LATIN1;
   }
   if (searchMisses < SEARCH_MISSES_MAX) searchMisses++;
@@ -647,6 +668,7 @@ module.exports = {
   writeNumber,
   writeString,
   stringArgOp,
+  noteLatin1,
   writeBigInt,
   writeDate,
   writeUint8Array,

@@ -10,6 +10,8 @@ pub(super) struct Out<'a> {
   pub(super) buf: &'a mut [u8],
   pub(super) pos: usize,
   pub(super) overflow: bool,
+  /// (Encoder::latin1_widened)
+  pub(super) latin1_widened: &'a mut u64,
 }
 
 impl Out<'_> {
@@ -122,9 +124,14 @@ impl Out<'_> {
   pub(super) fn string_latin1<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
     if !self.overflow {
       if let Some(dst) = self.buf.get_mut(self.pos..) {
-        if let Some(n) = args.write_latin1(i, dst)?.and_then(|n| utf8::latin1_to_utf8_in_place(dst, n)) {
-          self.pos = self.pos.saturating_add(n);
-          return Ok(n);
+        if let Some(copied) = args.write_latin1(i, dst)? {
+          if let Some(n) = utf8::latin1_to_utf8_in_place(dst, copied) {
+            if n != copied {
+              *self.latin1_widened += 1;
+            }
+            self.pos = self.pos.saturating_add(n);
+            return Ok(n);
+          }
         }
       }
     }
