@@ -29,17 +29,17 @@ const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
 // for a character above U+00FF (noneAboveLatin1, ~14 ns); without one Rust
 // reads them as Latin-1 bytes and widens them to UTF-8 with SIMD (op
 // STRING_LATIN1), where V8's WriteUtf8 goes a character at a time once the
-// string holds one above U+007F (Node.js 24, 1,000 characters of French:
-// 0.43x -> 1.02x js-bson's speed; 20: 1.27x -> 1.60x).
+// string holds one above U+007F (1,000 characters of French: Node.js 24
+// 0.41x -> ~1.0x js-bson's speed, 20 1.21-1.25x -> 4.5x).
 const LATIN1_MIN = addon?.utf16Simd === true ? 64 : Infinity;
 // The search is paused (only one string in SEARCH_RETRY searched) while it
 // does not pay:
 // - A search that finds such a character scans up to it (~0.45 ns a unit):
 //   mostly-ASCII text with one late (✓, ’, an emoji) serialized at ~0.72x
-//   the speed without it on Node.js 20. Paused once SEARCH_MISSES_OFF more
+//   the speed without the search on Node.js 20. Paused once SEARCH_MISSES_OFF more
 //   searches found one than did not (counted up to SEARCH_MISSES_MAX).
 // - On ASCII text it costs its ~14 ns for nothing (500 strings of 100
-//   characters: 1.84x -> 1.5x js-bson). Paused once ASCII_RUN_OFF strings
+//   characters: 1.78x -> 1.44x js-bson). Paused once ASCII_RUN_OFF strings
 //   in a row sent as STRING_LATIN1 had no character above U+007F (Rust
 //   counts those that had: encCtl[4], noteLatin1).
 const SEARCH_MISSES_OFF = 4;

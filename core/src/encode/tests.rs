@@ -828,8 +828,8 @@ fn utf16_and_latin1_strings_written_counted_and_owned_alike() {
     // (Latin-1 text with a character above U+007F is counted for JS)
     let counted = u64::from(string_op == op::STRING_LATIN1 && !text.is_ascii());
     assert_eq!(e.latin1_widened() - widened, counted);
-    // exactly the room it needs (Latin-1 is widened in place only with 16
-    // bytes to spare: V8's UTF-8 then)
+    // exactly the room it needs (Latin-1 is widened in place only with room
+    // to spare: V8's UTF-8 then)
     e.begin();
     let step = e.run(&ops, &[], &[], &mut out[..expected.len()], &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
     assert_eq!(step, Step::Done(expected.len()));
