@@ -180,12 +180,13 @@ const MAX_PRESIZE = 64 * 1024 * 1024;
 // faster than the writer's element-by-element stores into fresh memory: 200
 // binaries of 256 B to 1 KiB (53-205 KB) 0.76-0.91x -> 0.85-0.96x js-bson,
 // 2 KiB (410 KB) level, 4 KiB (820 KB) 1.10x own against 0.91x copied.
-// Text is written a character at a time (V8's UTF-8 writer, or Rust's from
-// code units) rather than copied, so its stores wait on fresh memory no
+// Text is written straight into the output (by V8's UTF-8 writer, or by Rust
+// from code units or Latin-1 bytes), so its stores wait on fresh memory no
 // longer than on the scratch: a document at least half strings takes its own
 // buffer from POOL_DOC_MAX (one 32 KB ASCII string 1.02x -> 1.11x js-bson,
-// 100 KB 1.03x -> 1.27x; Latin-1 text 0.99x -> 3.59x at 32 KB, where V8's
-// writer was faster into the tighter buffer for a reason not pinned down).
+// 100 KB 1.03x -> 1.27x; Latin-1 text, then written by V8, 0.99x -> 3.59x at
+// 32 KB, where V8's writer was faster into the tighter buffer for a reason
+// not pinned down).
 const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);
