@@ -159,7 +159,9 @@ module.exports = function createSizer(bson, layout) {
         if (shapes.framesNow()) {
           // the compiled frame of the last root's key list first (table.js setRoot)
           const root = shapes.predictedRoot();
-          return root !== null && typeof object === 'object' && object !== null ? root.frame(st, object, flags) : frame(st, object, flags, null);
+          const size = root !== null && typeof object === 'object' && object !== null ? root.frame(st, object, flags) : frame(st, object, flags, null);
+          shapes.documentDone(size);
+          return size;
         }
         // a cold table: the roots bring ever-new key lists (openFrame's `fresh`)
         return walk(st, object, flags, false, typeof object === 'object' && object !== null);

@@ -28,7 +28,7 @@ function emptyDocument() {
 module.exports = function createSerializer(bson) {
   const { BSONError } = bson;
   const layout = layoutOf(bson);
-  const walk = createWalk(bson, layout);
+  const { walkDocument: walk, documentDone } = createWalk(bson, layout);
 
   /** The whole serialize: walk, native write; returns the length (serialize/buffers.js: takeDocument / lastDocument). */
   function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
@@ -43,7 +43,9 @@ module.exports = function createSerializer(bson) {
     walker.tape.reset();
     try {
       walk(walker, object, checkKeys, serializeFunctions, ignoreUndefined);
-      return runNative(walker.tape, BSONError, fresh);
+      const n = runNative(walker.tape, BSONError, fresh);
+      documentDone(n);
+      return n;
     } finally {
       level = lvl;
       walker.release();

@@ -13,6 +13,7 @@ const gen = require('./support/gen');
 const { outcome } = require('./support/compare');
 const { traced } = require('./support/traps');
 const { testing: shapes, MAX_KEYS } = require('../lib/shaped/serialize');
+const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
 
 const WARM = 8; // > COMPILE_AFTER
 
@@ -551,4 +552,26 @@ test('a learned position tries its last key list\'s compiled enter first: js-bso
   cyclic.b = { x: cyclic, z: 1 };
   sameBytes(learned(), undefined, 'the learned document again');
   sameBytes({ x: cyclic, z: 1 }, undefined, 'a cycle');
+});
+
+test('after a document of BIG_DOCUMENT bytes a list of FEW_KEYS keys or fewer is compiled at its COMPILE_AFTER_BIG-th use, a longer one and any after a small document at its COMPILE_AFTER-th', () => {
+  // (one rs.serialize per use: sameBytes would add serializeWithBufferAndIndex's)
+  const same = (doc, context) => assert.deepStrictEqual(rs.serialize(doc), js.serialize(doc), context);
+  const big = i => ({ i, blob: new Uint8Array(BIG_DOCUMENT) });
+  const before = shapes.compiled();
+  for (let i = 1; i < COMPILE_AFTER_BIG; i++) same(big(i), `big document, use ${i}`);
+  assert.strictEqual(shapes.compiled(), before, `not compiled in ${COMPILE_AFTER_BIG - 1} uses`);
+  same(big(0), 'big document, last use');
+  assert.strictEqual(shapes.compiled(), before + 1, `compiled at use ${COMPILE_AFTER_BIG}`);
+  for (let i = 0; i < COMPILE_AFTER; i++) same({ small: i, s: 'x' }, `small document, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), before + 2, `the small one compiled at use ${COMPILE_AFTER}`);
+  // a big document of more keys: compiled at use COMPILE_AFTER (the first use follows a big document)
+  const wide = i => {
+    const o = { blob: new Uint8Array(BIG_DOCUMENT) };
+    for (let k = 0; k < FEW_KEYS; k++) o['k' + k] = i + k;
+    return o;
+  };
+  same(big(1), 'big document again');
+  for (let i = 0; i < COMPILE_AFTER; i++) same(wide(i), `big document of ${FEW_KEYS + 1} keys, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), before + 3, `the longer list compiled at use ${COMPILE_AFTER}`);
 });

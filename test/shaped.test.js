@@ -13,6 +13,7 @@ const gen = require('./support/gen');
 const { outcome } = require('./support/compare');
 const { assertFastSizeTraps, traced } = require('./support/traps');
 const { testing: shapes } = require('../lib/shaped/size');
+const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
 
 const ROOT = path.join(__dirname, '..');
 const WARM = 8; // > COMPILE_AFTER
@@ -407,4 +408,26 @@ test('without code generation, calculateObjectSize and serialize still answer li
   assert.ok(out.evalBlocked, 'the flag must block new Function in the child');
   assert.deepStrictEqual(out.failures, []);
   assert.strictEqual(out.tables, 0, 'no shape table without code generation');
+});
+
+test('after a document of BIG_DOCUMENT bytes a list of FEW_KEYS keys or fewer is compiled at its COMPILE_AFTER_BIG-th use, a longer one and any after a small document at its COMPILE_AFTER-th', () => {
+  // (a big document's time is its values': the compile would not be repaid)
+  const big = i => ({ i, blob: new Uint8Array(BIG_DOCUMENT) });
+  const before = shapes.compiled();
+  for (let i = 1; i < COMPILE_AFTER_BIG; i++) sameSize(big(i), undefined, `big document, use ${i}`);
+  assert.strictEqual(shapes.compiled(), before, `not compiled in ${COMPILE_AFTER_BIG - 1} uses`);
+  sameSize(big(0), undefined, 'big document, last use');
+  assert.strictEqual(shapes.compiled(), before + 1, `compiled at use ${COMPILE_AFTER_BIG}`);
+  // a small document sets the threshold back (from its second use here)
+  for (let i = 0; i < COMPILE_AFTER; i++) sameSize({ small: i, s: 'x' }, undefined, `small document, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), before + 2, `the small one compiled at use ${COMPILE_AFTER}`);
+  // a big document of more keys: compiled at use COMPILE_AFTER (the first use follows a big document)
+  const wide = i => {
+    const o = { blob: new Uint8Array(BIG_DOCUMENT) };
+    for (let k = 0; k < FEW_KEYS; k++) o['k' + k] = i + k;
+    return o;
+  };
+  sameSize(big(1), undefined, 'big document again');
+  for (let i = 0; i < COMPILE_AFTER; i++) sameSize(wide(i), undefined, `big document of ${FEW_KEYS + 1} keys, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), before + 3, `the longer list compiled at use ${COMPILE_AFTER}`);
 });

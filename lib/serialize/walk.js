@@ -943,7 +943,9 @@ function createWalk(bson, layout) {
     walk(walker, depth, sf);
   }
 
-  return walkDocument;
+  // (the document's size, for the shape table's compile threshold: table.js BIG_DOCUMENT)
+  const documentDone = shapes !== null ? shapes.documentDone : () => {};
+  return { walkDocument, documentDone };
 }
 
 /** How many elements may be written now (the tape grown first if it has no room). */
