@@ -132,8 +132,10 @@ function renderMarkdown(report, { chartPath = 'bench/ratios.svg' } = {}) {
           `${report.settings.freshRounds} rounds of the same interleaved pairs), since which documents ran before changes ` +
           'both libraries\' JIT state (inline caches, feedback, optimised code). '
         : '') +
-      'Peak RSS is `process.resourceUsage().maxRSS` of a child process that runs the same fixed workload with only one of ' +
-      'the libraries loaded. Raw numbers: [`bench/results.json`](bench/results.json).',
+      'Peak RSS is the high-water mark of the resident set (`process.resourceUsage().maxRSS`) of a child process that ' +
+      'loads only one of the libraries, builds the documents, collects its garbage and resets the mark (Linux: ' +
+      '`/proc/self/clear_refs`), then runs the same fixed workload: the library, the documents and what the workload ' +
+      'allocates, not the transient peak of building the documents. Raw numbers: [`bench/results.json`](bench/results.json).',
     ''
   );
   return out.join('\n');

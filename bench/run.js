@@ -664,7 +664,7 @@ function formatTable(report) {
     out.push('');
     out.push(
       `peak RSS (same workload, one child process each): js-bson ${fmtMiB(js.maxRSS)}, bson-rs ${fmtMiB(rs.maxRSS)}, ` +
-        `ratio ${report.memory.ratio.toFixed(3)} (target <= 1.10)`
+        `ratio ${report.memory.ratio.toFixed(3)} (target <= 1.00)`
     );
   }
   return `${out.join('\n')}\n`;
