@@ -15,7 +15,7 @@ const COMPILE_AFTER = 4;
 // documents whose own lists are compiled as usual), and a compiled frame
 // saves a few keys' worth (~0.1 us) a use, so that the compile (0.1-0.3 ms
 // in a fresh process) would take thousands of calls to repay (sizing a 1 MiB
-// binary ten times: 0.31 ms, 0.28 ms of it the compile; js-bson 0.35 ms).
+// binary ten times: 0.31 ms, 0.2 ms of it the compile; js-bson 0.35 ms).
 const BIG_DOCUMENT = 64 * 1024;
 const FEW_KEYS = 4;
 const COMPILE_AFTER_BIG = 64;
