@@ -5,6 +5,7 @@
 const native = require('./loader');
 const { versionOf } = require('./layout');
 const { selfCheck } = require('./selfcheck');
+const { COMPILE_AFTER } = require('./shaped/table');
 
 const codecs = new WeakMap();
 const documentReaders = new WeakMap(); // codec -> its deserializeAt (see documentReader)
@@ -15,24 +16,20 @@ let warmedUp = false; // (once per process: every copy's codec runs the same fun
  * compiles a function at its first call: the first serialize of `{ ok: 1 }`
  * took 1.4-1.5 ms that way (js-bson's 0.6 ms), and the first key list
  * compiled (lib/shaped) ~0.3 ms more, in the application's first requests;
- * here it is paid in require(). The tiny document goes through
- * serialize and calculateObjectSize TINY_CALLS times, enough for V8 to give
- * their small-document path (serialize, the walk's root, the JS layout,
- * takeDocument, the compiled frame) baseline code: a new process's first
- * 1,000 serialize calls of `{ ok: 1 }` 1.16x faster than with 4 calls, of
- * `{ n: 1, ok: 1 }` 1.10x; require() 0.6 ms slower (27.3 -> 28.0 ms). That
- * records the tiny document's types (one number) in those functions'
- * feedback before the application's; the warm bench of the small documents
- * was level with it (two runs of each). Its keys are ones no application
- * document is likely to reuse as a whole list. An error is left to the
- * application's own first call.
+ * here it is paid in require(). A function called a few times records next
+ * to no type feedback (V8 allocates it after about 8 calls' worth of
+ * bytecode), so the application's documents still decide what V8 optimises.
+ * (64 calls of the tiny document gave its path baseline code here, and a new
+ * process's first 1,000 serializes of { ok: 1 } 1.16x the speed, but its
+ * feedback in the shared writers cost serializing 1,000 int32s or doubles
+ * in a fresh process a third: 3.3-3.6x js-bson -> 2.3-2.4x.)
+ * Its keys are ones no application document is likely to reuse as a whole
+ * list. An error is left to the application's own first call.
  */
-const TINY_CALLS = 64;
 function warmUp(bson, codec) {
   warmedUp = true;
   // The JS paths of the smallest documents; its key list recurs until it is
-  // compiled (at its COMPILE_AFTER-th use, shaped/table.js), which compiles
-  // the compilers.
+  // compiled, which compiles the compilers.
   const tiny = { bsonRsWarmUp: 1 };
   // The native paths: more elements and bytes than the small paths take.
   const doc = {
@@ -48,7 +45,7 @@ function warmUp(bson, codec) {
     note: 'a string long enough to take the document past the small reader'
   };
   try {
-    for (let k = 0; k < TINY_CALLS; k++) {
+    for (let k = 0; k < COMPILE_AFTER; k++) {
       codec.calculateObjectSize(tiny);
       codec.serialize(tiny);
     }
