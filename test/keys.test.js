@@ -136,7 +136,8 @@ test('cold window: keys checked and copied in one pass (stageKey), through tape 
       big[key] = k % 3 === 0 ? `s${k}` : k % 3 === 1 ? k : k + 0.5;
     }
     same(big);
-    // a staged key next to keys the lane hands over: '.', NUL (at the start, in the middle), '$', non-ASCII, 65 units
+    // a staged key next to keys the lane hands over: '.', NUL (at the start, in the middle), '$', non-ASCII
+    // (Latin-1, Cyrillic, a lone surrogate, DEL), 65 units
     const mixed = {
       [`a${i}`]: 1,
       [`b.${i}`]: 2,
@@ -146,6 +147,9 @@ test('cold window: keys checked and copied in one pass (stageKey), through tape 
       [`f${i}\u0000g`]: 5,
       [`$h${i}`]: 6,
       [`i${i}é`]: 'y',
+      [`l${i}ключ`]: 8,
+      [`m${i}\ud800`]: 9,
+      [`n${i}\u007f.`]: 10,
       [`${'j'.repeat(64)}${i}`]: 7,
       [`k${i}`]: 'z'
     };
