@@ -10,7 +10,7 @@ const assert = require('node:assert');
 const { js, rs } = require('./support/oracle');
 const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
-const { outcome } = require('./support/compare');
+const { outcome, canon } = require('./support/compare');
 const { traced } = require('./support/traps');
 const { testing: shapes, MAX_KEYS } = require('../lib/shaped/serialize');
 const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
@@ -60,6 +60,75 @@ test('random values under recurring key lists: same bytes and errors as js-bson'
     sameBytes(doc, OPTION_SETS[i % OPTION_SETS.length], `document ${i}`);
   }
   assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+// Random key lists that recur (templates), each filled with new values on
+// every use: values mostly of one kind per position, so that positions are
+// learned and compiled, and now and then anything gen.randomValue makes, so
+// that compiled frames hand over; some documents gain a key (a new list).
+function randomTemplate(rng, depth) {
+  const r = rng.int(0, 9);
+  if (depth === 0 || r < 4) return { leaf: rng.int(0, 9) };
+  if (r < 8) {
+    const keys = [];
+    const kids = [];
+    for (let i = rng.int(0, 6); i > 0; i--) {
+      const key = gen.randomKey(rng);
+      if (keys.includes(key)) continue;
+      keys.push(key);
+      kids.push(randomTemplate(rng, depth - 1));
+    }
+    return { keys, kids, map: rng.chance(0.1) };
+  }
+  return { length: rng.int(0, 4), element: randomTemplate(rng, depth - 1) };
+}
+
+function leafValue(rng, kind) {
+  if (rng.chance(0.2)) return gen.randomValue(rng, js, 1);
+  switch (kind) {
+    case 0: return rng.int(-5, 1e6);
+    case 1: return rng.int(0, 1e9) * 1.5;
+    case 2: return 'v' + rng.int(0, 100);
+    case 3: return new js.ObjectId(rng.bytes(12));
+    case 4: return new Date(rng.int(0, 1e12));
+    case 5: return js.Long.fromNumber(rng.int(-1e9, 1e9));
+    case 6: return rng.bool();
+    case 7: return rng.pick([null, undefined]);
+    case 8: return new js.Binary(rng.bytes(rng.int(0, 70)), rng.pick([0, 4, 0x80]));
+    default: return 'x'.repeat(rng.int(0, 60)) + 'é'.repeat(rng.int(0, 1));
+  }
+}
+
+function fill(rng, t) {
+  if (t.leaf !== undefined) return leafValue(rng, t.leaf);
+  if (t.element !== undefined) {
+    const n = rng.chance(0.8) ? t.length : rng.int(0, 5);
+    return Array.from({ length: n }, () => fill(rng, t.element));
+  }
+  if (t.map) return new Map(t.keys.map((k, i) => [k, fill(rng, t.kids[i])]));
+  const o = {};
+  t.keys.forEach((k, i) => Object.defineProperty(o, k, { value: fill(rng, t.kids[i]), enumerable: true, writable: true, configurable: true }));
+  if (rng.chance(0.02)) o.extra = leafValue(rng, rng.int(0, 9));
+  return o;
+}
+
+test('random key lists that recur, filled with random values: bytes, errors, sizes and values as js-bson', () => {
+  const rng = new Rng(0x7e3a11);
+  const templates = [];
+  for (let i = 0; i < 24; i++) {
+    const t = randomTemplate(rng, 4);
+    // a root document: its own first key, then the template's keys, or the template under one key
+    templates.push(t.keys !== undefined && !t.map ? { keys: [`t${i}`, ...t.keys], kids: [{ leaf: 0 }, ...t.kids] } : { keys: [`t${i}`, 'body'], kids: [{ leaf: 0 }, t] });
+  }
+  for (let i = 0; i < 6000; i++) {
+    const doc = fill(rng, templates[rng.chance(0.7) ? rng.int(0, 5) : rng.int(0, templates.length - 1)]);
+    const options = OPTION_SETS[rng.int(0, OPTION_SETS.length - 1)];
+    sameBytes(doc, options, `document ${i}`);
+    assert.deepStrictEqual(outcome(() => rs.calculateObjectSize(doc, options)), outcome(() => js.calculateObjectSize(doc, options)), `document ${i} (calculateObjectSize)`);
+    const bytes = outcome(() => js.serialize(doc, options));
+    if (bytes.ok) assert.deepStrictEqual(canon(rs.deserialize(bytes.value)), canon(js.deserialize(bytes.value)), `document ${i} (deserialize)`);
+  }
+  assert.ok(shapes.compiled() >= 10, `frames were compiled (${shapes.compiled()})`);
 });
 
 test('a learned position that later holds something else', () => {
