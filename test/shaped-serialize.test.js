@@ -198,6 +198,7 @@ function hostileDocument(rng, t, log) {
     get: (target, p, r) => (log.push(`get ${String(p)}`), Reflect.get(target, p, r)),
     has: (target, p) => (log.push(`has ${String(p)}`), Reflect.has(target, p)),
     ownKeys: target => (log.push('ownKeys'), Reflect.ownKeys(target)),
+    getPrototypeOf: target => (log.push('getPrototypeOf'), Reflect.getPrototypeOf(target)),
     getOwnPropertyDescriptor: (target, p) => (log.push(`descriptor ${String(p)}`), Reflect.getOwnPropertyDescriptor(target, p))
   });
 }
