@@ -66,21 +66,26 @@ test('random values under recurring key lists: same bytes and errors as js-bson'
 // every use: values mostly of one kind per position, so that positions are
 // learned and compiled, and now and then anything gen.randomValue makes, so
 // that compiled frames hand over; some documents gain a key (a new list).
-function randomTemplate(rng, depth) {
+/**
+ * A random key-list template: leaves of `leafKinds` kinds, documents of keys
+ * that `pickKey` draws (with the fields `mark` adds: a Map, a Proxy) and
+ * arrays of one element template.
+ */
+function randomTemplate(rng, depth, leafKinds, pickKey, mark) {
   const r = rng.int(0, 9);
-  if (depth === 0 || r < 4) return { leaf: rng.int(0, 9) };
+  if (depth === 0 || r < 4) return { leaf: rng.int(0, leafKinds - 1) };
   if (r < 8) {
     const keys = [];
     const kids = [];
     for (let i = rng.int(0, 6); i > 0; i--) {
-      const key = gen.randomKey(rng);
+      const key = pickKey(rng);
       if (keys.includes(key)) continue;
       keys.push(key);
-      kids.push(randomTemplate(rng, depth - 1));
+      kids.push(randomTemplate(rng, depth - 1, leafKinds, pickKey, mark));
     }
-    return { keys, kids, map: rng.chance(0.1) };
+    return { keys, kids, ...mark(rng) };
   }
-  return { length: rng.int(0, 4), element: randomTemplate(rng, depth - 1) };
+  return { length: rng.int(0, 4), element: randomTemplate(rng, depth - 1, leafKinds, pickKey, mark) };
 }
 
 function leafValue(rng, kind) {
@@ -116,7 +121,7 @@ test('random key lists that recur, filled with random values: bytes, errors, siz
   const rng = new Rng(0x7e3a11);
   const templates = [];
   for (let i = 0; i < 24; i++) {
-    const t = randomTemplate(rng, 4);
+    const t = randomTemplate(rng, 4, 10, gen.randomKey, r => ({ map: r.chance(0.1) }));
     // a root document: its own first key, then the template's keys, or the template under one key
     templates.push(t.keys !== undefined && !t.map ? { keys: [`t${i}`, ...t.keys], kids: [{ leaf: 0 }, ...t.kids] } : { keys: [`t${i}`, 'body'], kids: [{ leaf: 0 }, t] });
   }
@@ -144,23 +149,6 @@ class WithToBSON {
   toBSON() {
     return { wrapped: this.v };
   }
-}
-
-function hostileTemplate(rng, depth) {
-  const r = rng.int(0, 9);
-  if (depth === 0 || r < 4) return { leaf: rng.int(0, 12) };
-  if (r < 8) {
-    const keys = [];
-    const kids = [];
-    for (let i = rng.int(0, 5); i > 0; i--) {
-      const key = rng.pick(['a', 'b', 'c', '_id', 'name', 'x', 'y', 'n']);
-      if (keys.includes(key)) continue;
-      keys.push(key);
-      kids.push(hostileTemplate(rng, depth - 1));
-    }
-    return { keys, kids, proxy: rng.chance(0.1) };
-  }
-  return { length: rng.int(0, 4), element: hostileTemplate(rng, depth - 1) };
 }
 
 /** A document of template `t` from `rng`; what its getters, toBSON methods and Proxies do goes to `log`. */
@@ -206,7 +194,11 @@ function hostileDocument(rng, t, log) {
 test('recurring key lists with getters that log, delete and add keys, toBSON methods and Proxies: results and logs as js-bson', () => {
   const rng = new Rng(0x40571e);
   const templates = [];
-  for (let i = 0; i < 24; i++) templates.push({ keys: [`t${i}`, 'body'], kids: [{ leaf: 0 }, hostileTemplate(rng, 3)], proxy: rng.chance(0.2) });
+  const pickKey = r => r.pick(['a', 'b', 'c', '_id', 'name', 'x', 'y', 'n']);
+  for (let i = 0; i < 24; i++) {
+    const body = randomTemplate(rng, 3, 12, pickKey, r => ({ proxy: r.chance(0.1) }));
+    templates.push({ keys: [`t${i}`, 'body'], kids: [{ leaf: 0 }, body], proxy: rng.chance(0.2) });
+  }
   for (let i = 0; i < 4000; i++) {
     const t = templates[rng.chance(0.7) ? rng.int(0, 5) : rng.int(0, templates.length - 1)];
     const seed = rng.int(0, 2 ** 30);
