@@ -62,10 +62,6 @@ test('random values under recurring key lists: same bytes and errors as js-bson'
   assert.ok(shapes.compiled() > 0, 'frames were compiled');
 });
 
-// Random key lists that recur (templates), each filled with new values on
-// every use: values mostly of one kind per position, so that positions are
-// learned and compiled, and now and then anything gen.randomValue makes, so
-// that compiled frames hand over; some documents gain a key (a new list).
 /**
  * A random key-list template: leaves of `leafKinds` kinds, documents of keys
  * that `pickKey` draws (with the fields `mark` adds: a Map, a Proxy) and
@@ -117,6 +113,10 @@ function fill(rng, t) {
   return o;
 }
 
+// Random key lists that recur (templates), each filled with new values on
+// every use: values mostly of one kind per position, so that positions are
+// learned and compiled, and now and then anything gen.randomValue makes, so
+// that compiled frames hand over; some documents gain a key (a new list).
 test('random key lists that recur, filled with random values: bytes, errors, sizes and values as js-bson', () => {
   const rng = new Rng(0x7e3a11);
   const templates = [];
