@@ -87,7 +87,7 @@ function isSupportedVersion(version) {
  * the serializer's inline caches megamorphic before the application's first
  * document; js-bson pays nothing of the kind.)
  */
-const TESTED_BSON = Object.freeze(['6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0', '7.3.0', '7.3.1', '7.3.2', '7.3.3', '7.3.4']);
+const TESTED_BSON = Object.freeze(['6.10.0', '6.10.1', '6.10.2', '6.10.3', '6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0', '7.3.0', '7.3.1', '7.3.2', '7.3.3', '7.3.4']);
 
 function checkVersion(version) {
   if (!isSupportedVersion(version)) {

@@ -215,6 +215,19 @@ function readsInheritedOptions(bson) {
   }
 }
 
+/** Does the copy's serializer refuse a Float32 vector (Binary subtype 9)
+ * whose data is not a whole number of floats (bson 7.x and 6.10.4; 6.10.0-6.10.3
+ * write it)? Seen by serializing a 3-byte one with the copy's own serialize. */
+function checksFloat32VectorSize(bson) {
+  try {
+    const { Binary } = bson;
+    bson.serialize({ v: new Binary(Uint8Array.of(Binary.VECTOR_TYPE.Float32, 0, 1), Binary.SUBTYPE_VECTOR) });
+    return false;
+  } catch (error) {
+    return error instanceof bson.BSONError;
+  }
+}
+
 /** The bson major version the copy's classes carry (BSONVersionError checks it). */
 function majorVersion(bson) {
   try {
@@ -258,7 +271,8 @@ function layoutOf(bson) {
       binaryFromFields: binaryFromFields(bson),
       tagReadByChain: tagReadByChain(bson),
       readsNestedRecursively: readsNestedRecursively(bson),
-      readsInheritedOptions: readsInheritedOptions(bson)
+      readsInheritedOptions: readsInheritedOptions(bson),
+      checksFloat32VectorSize: checksFloat32VectorSize(bson)
     });
     layouts.set(bson, layout);
   }

@@ -153,7 +153,7 @@ function selfCheck(bson, codec, label) {
   if (difference !== null) {
     throw new Error(
       `bson-rs: refusing ${label}: its codec and bson-rs's disagree on the self-check document (${difference}); ` +
-        'nothing was installed (bson-rs is tested with bson 6.10.4 and every 7.x up to 7.3.4).'
+        'nothing was installed (bson-rs is tested with every bson 6.10.x and 7.x up to 7.3.4).'
     );
   }
 }

@@ -7,7 +7,8 @@ const { describe, it } = require('node:test');
 const assert = require('node:assert');
 const fs = require('node:fs');
 const path = require('node:path');
-const { js, rs } = require('./support/oracle');
+const { js, rs, name: oracleName } = require('./support/oracle');
+const { layoutOf } = require('../lib/layout');
 const { outcome, assertSameValue, assertSameBytes, assertSameOutcome, hex } = require('./support/compare');
 
 const CORPUS_DIR = path.join(__dirname, 'fixtures', 'bson-corpus');
@@ -171,6 +172,16 @@ const INVALID_VECTOR_MESSAGES = new Map([
   ['Insufficient vector data FLOAT32', 'Invalid Vector: Float32 vector must contain a multiple of 4 bytes']
 ]);
 
+// bson 6.10.0-6.10.3 write a Float32 vector whose data is no whole number of
+// floats, where later releases refuse it; bson-rs writes it as the copy does
+// (layout.checksFloat32VectorSize).
+const REFUSES_ODD_FLOAT32 = layoutOf(require(oracleName)).checksFloat32VectorSize;
+
+/** Whether serializing the spec's invalid vector `description` throws with the oracle copy. */
+function refused(description) {
+  return REFUSES_ODD_FLOAT32 || !/^Insufficient vector data .*FLOAT32$/.test(description);
+}
+
 /** Builds the Binary the way js-bson's runner does; throws for inputs JS typed arrays cannot hold. */
 function makeVector(vector, dtypeHex, padding) {
   let binary;
@@ -238,8 +249,10 @@ describe('BSON binary vector spec', () => {
                 const actual = outcome(() => rs.serialize(decodedRs.value));
                 const expected = outcome(() => js.serialize(decodedJs.value));
                 assertSameOutcome(actual, expected, 'serialize of decoded invalid vector', assertSameBytes);
-                assert.ok(!actual.ok && actual.thrown instanceof js.BSONError, 'serialize must throw a BSONError');
-                if (expectedMessage) assert.match(actual.error.message, new RegExp(expectedMessage));
+                if (refused(test.description)) {
+                  assert.ok(!actual.ok && actual.thrown instanceof js.BSONError, 'serialize must throw a BSONError');
+                  if (expectedMessage) assert.match(actual.error.message, new RegExp(expectedMessage));
+                } else assert.ok(actual.ok, 'written, as this copy writes it');
                 checked++;
               }
             }
@@ -249,8 +262,10 @@ describe('BSON binary vector spec', () => {
                 const doc = { [suite.test_key]: made.value };
                 const actual = outcome(() => rs.serialize(doc));
                 assertSameOutcome(actual, outcome(() => js.serialize(doc)), 'serialize vs js-bson', assertSameBytes);
-                assert.ok(!actual.ok && actual.thrown instanceof js.BSONError, 'serialize must throw a BSONError');
-                if (expectedMessage) assert.match(actual.error.message, new RegExp(expectedMessage));
+                if (refused(test.description)) {
+                  assert.ok(!actual.ok && actual.thrown instanceof js.BSONError, 'serialize must throw a BSONError');
+                  if (expectedMessage) assert.match(actual.error.message, new RegExp(expectedMessage));
+                } else assert.ok(actual.ok, 'written, as this copy writes it');
                 checked++;
               }
             }

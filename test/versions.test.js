@@ -1,5 +1,5 @@
 'use strict';
-// Every published bson 7.x and bson 6.10 (mongodb 6 / mongoose 8), each its
+// Every published bson 7.x and 6.10.x (mongodb 6 / mongoose 8), each its
 // own oracle: the layout probe, the driver plug-in over each copy, the refusal
 // of a copy whose internals are unknown or whose version is unsupported, and
 // the differential / corpus / fuzz / hostile / serialize / shaped-serialize / deserialize suites
@@ -27,12 +27,18 @@ const COPIES = {
   bson732: '7.3.2',
   bson733: '7.3.3',
   bson734: '7.3.4',
+  bson6100: '6.10.0',
+  bson6101: '6.10.1',
+  bson6102: '6.10.2',
+  bson6103: '6.10.3',
   bson6: '6.10.4'
 };
 const FOUR_INT_OBJECT_IDS = new Set(['7.3.2', '7.3.3', '7.3.4']);
 // bson 6.x and 7.0-7.2: a recursive codec that reads `_bsontype` once per
 // `else if`, checks nested documents its own way and sees inherited options.
-const RECURSIVE = new Set(['6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0']);
+const RECURSIVE = new Set(['6.10.0', '6.10.1', '6.10.2', '6.10.3', '6.10.4', '7.0.0', '7.1.0', '7.1.1', '7.2.0']);
+// bson 6.10.0-6.10.3 write a Float32 vector whose data is no whole number of floats.
+const ODD_FLOAT32_WRITTEN = new Set(['6.10.0', '6.10.1', '6.10.2', '6.10.3']);
 const SUITES = ['differential', 'corpus', 'fuzz', 'hostile', 'serialize', 'shaped-serialize', 'deserialize'].map(s =>
   path.join(__dirname, `${s}.test.js`)
 );
@@ -89,6 +95,7 @@ describe('the layout probe', () => {
       assert.strictEqual(layout.tagReadByChain, RECURSIVE.has(version));
       assert.strictEqual(layout.readsNestedRecursively, RECURSIVE.has(version));
       assert.strictEqual(layout.readsInheritedOptions, RECURSIVE.has(version));
+      assert.strictEqual(layout.checksFloat32VectorSize, !ODD_FLOAT32_WRITTEN.has(version));
     });
   }
 });
@@ -211,6 +218,19 @@ describe('the driver plug-in over each bson copy', () => {
       assert.strictEqual(hex(bson.serialize(back)), expected);
     });
   }
+});
+
+describe('where bson-rs deliberately reads as later releases (README, Differences)', () => {
+  it('bson 6.10.0-6.10.2 read a negative int64 under useBigInt64 as unsigned; bson-rs reads it signed', () => {
+    for (const alias of ['bson6100', 'bson6101', 'bson6102', 'bson6103']) {
+      const bson = require(alias);
+      const bytes = bson.serialize({ n: bson.Long.fromNumber(-2), p: bson.Long.fromNumber(3) });
+      const theirs = bson.deserialize(bytes, { useBigInt64: true });
+      const ours = createCodec(bson).deserialize(bytes, { useBigInt64: true });
+      assert.deepStrictEqual(ours, { n: -2n, p: 3n }, alias);
+      assert.deepStrictEqual(theirs, { n: alias === 'bson6103' ? -2n : 2n ** 64n - 2n, p: 3n }, alias);
+    }
+  });
 });
 
 describe('a copy whose internals bson-rs does not know', () => {

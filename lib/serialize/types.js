@@ -362,6 +362,8 @@ function createTypes(bson, layout) {
   const SUBTYPE_BYTE_ARRAY = Binary?.SUBTYPE_BYTE_ARRAY ?? 2;
   const SUBTYPE_VECTOR = Binary?.SUBTYPE_VECTOR ?? 9;
   const VECTOR_TYPE = Binary?.VECTOR_TYPE ?? { Int8: 0x03, Float32: 0x27, PackedBit: 0x10 };
+  // (bson 6.10.0-6.10.3 write a Float32 vector of a size no float count gives)
+  const checksFloat32Size = layout.checksFloat32VectorSize;
   // The ObjectId fast path reads i0..i3 in place of calling serializeInto, which is
   // exact only where the copy stores its bytes that way; elsewhere a sentinel that
   // no value's serializeInto can equal sends every ObjectId through serializeInto.
@@ -510,7 +512,7 @@ function createTypes(bson, layout) {
     if ((datatype === VECTOR_TYPE.Float32 || datatype === VECTOR_TYPE.Int8) && padding !== 0) {
       throw new BSONError('Invalid Vector: padding must be zero for int8 and float32 vectors');
     }
-    if (datatype === VECTOR_TYPE.Float32) {
+    if (datatype === VECTOR_TYPE.Float32 && checksFloat32Size) {
       if (size !== 0 && size - 2 !== 0 && (size - 2) % 4 !== 0) {
         throw new BSONError('Invalid Vector: Float32 vector must contain a multiple of 4 bytes');
       }

@@ -82,11 +82,63 @@ function olderOracle(copy, major, recursive) {
   const reference = reference734(major);
   const calculateObjectSize = asCopy(copy, reference, reference.calculateObjectSize);
   const fixed = { calculateObjectSize };
+  if (before(version, '6.10.1')) {
+    // (its type tests call Object.prototype.toString, once per object, where
+    // 6.10.1 and later read Symbol.toStringTag: same bytes, other traps)
+    const later = require('bson6101');
+    fixed.serialize = asCopy(copy, later, later.serialize);
+    fixed.serializeWithBufferAndIndex = asCopy(copy, later, later.serializeWithBufferAndIndex);
+  }
+  if (before(version, '6.10.3')) {
+    fixed.deserialize = signedInt64s(copy.deserialize, asCopy(copy, reference, reference.deserialize), 0);
+    fixed.deserializeStream = signedInt64s(copy.deserializeStream, asCopy(copy, reference, reference.deserializeStream), 3);
+  }
   if (recursive) {
-    fixed.serialize = orDeeper(copy.serialize, asCopy(copy, reference, reference.serialize));
-    fixed.deserialize = orDeeper(copy.deserialize, asCopy(copy, reference, reference.deserialize));
+    fixed.serialize = orDeeper(fixed.serialize ?? copy.serialize, asCopy(copy, reference, reference.serialize));
+    fixed.deserialize = orDeeper(fixed.deserialize ?? copy.deserialize, asCopy(copy, reference, reference.deserialize));
   }
   return Object.freeze({ ...copy, ...fixed, BSON: Object.freeze({ ...copy.BSON, ...fixed }) });
+}
+
+const TWO_63 = 2n ** 63n;
+const TWO_64 = 2n ** 64n;
+
+/**
+ * `fn` (deserialize, or deserializeStream with its documents array as
+ * argument `documentsArg`) with every bigint of its result read as signed:
+ * bson 6.10.0-6.10.2 read an int64 under useBigInt64 as unsigned (a negative
+ * one 2^64 too large), where bson-rs reads it as later releases do (README,
+ * Differences). No int64 read right is 2^63 or more, so the correction is
+ * exact; it makes no read of the options.
+ */
+function signedInt64s(fn, reference, documentsArg) {
+  const fix = root => {
+    const stack = [root];
+    while (stack.length > 0) {
+      const object = stack.pop();
+      for (const key of Object.keys(object)) {
+        const value = object[key];
+        if (typeof value === 'bigint' && value >= TWO_63) Object.defineProperty(object, key, { value: value - TWO_64 });
+        else if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) stack.push(value);
+      }
+    }
+  };
+  const outOfRange = e => e instanceof RangeError && / cannot be converted to a BigInt /.test(e.message);
+  return function (...args) {
+    try {
+      const result = fn.apply(this, args);
+      if (documentsArg === 0 && result !== null && typeof result === 'object') fix(result);
+      return result;
+    } catch (e) {
+      // (an int64 cut off by the end of the input: those releases make a
+      // bigint of NaN and throw RangeError; later ones, as bson-rs, a BSONError)
+      if (outOfRange(e)) return reference.apply(this, args);
+      throw e;
+    } finally {
+      const documents = args[documentsArg];
+      if (documentsArg !== 0 && documents !== null && typeof documents === 'object') fix(documents);
+    }
+  };
 }
 
 function load() {
