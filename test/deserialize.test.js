@@ -430,7 +430,15 @@ test('non-ASCII strings of mixed runs, across the UTF-8 decoder\'s 16-byte block
   }
 });
 
-test('DBRef candidates', () => {
+/** A code-with-scope value's bytes: total size, code string, scope document. */
+function codeWithScope(code, scope) {
+  const c = str(code);
+  const total = Buffer.alloc(4);
+  total.writeInt32LE(4 + c.length + scope.length);
+  return Buffer.concat([total, c, scope]);
+}
+
+test('DBRef candidates (documents, and code-with-scope scopes: a DBRef under the recursive bson 6.x / 7.0-7.2)', () => {
   const oid = Buffer.from('0123456789abcdef01234567', 'hex');
   const cases = [
     [[0x02, '$ref', str('c')], [0x07, '$id', oid]],
@@ -448,10 +456,12 @@ test('DBRef candidates', () => {
   for (const elements of cases) {
     const top = doc(elements);
     const nested = doc([[0x03, 'ref', top], [0x04, 'list', doc([[0x03, '0', top], [0x03, '1', top]])]]);
+    const scoped = doc([[0x0f, 'code', codeWithScope('f', top)], [0x03, 'in', doc([[0x0f, 'c', codeWithScope('g', nested)]])]]);
     for (const options of [undefined, { promoteValues: false }, { raw: true }]) {
       for (let round = 0; round < 3; round++) {
         same(top, options, 'dbref top');
         same(nested, options, 'dbref nested');
+        same(scoped, options, 'dbref scope');
       }
     }
   }
@@ -659,6 +669,14 @@ test('fieldsAsRaw: reused and mutated objects, prototypes, array names', () => {
   same(bytes, { fieldsAsRaw: Object.create(null) }, 'null prototype');
   same(bytes, { fieldsAsRaw: { 0: true, 1: true } }, 'indexes');
   same(bytes, { fieldsAsRaw: ['x'] }, 'array');
+});
+
+test('fieldsAsRaw and raw around code-with-scope scopes (the recursive bson 6.x / 7.0-7.2 read a scope with the options of its frame)', () => {
+  const scope = { d: { e: 1 }, f: [1, { g: 2 }], s: new js.Code('y', { h: {} }) };
+  const bytes = js.serialize({ arr: [new js.Code('x', scope), [new js.Code('w', scope)]], o: new js.Code('z', scope), d: { e: 2 } });
+  for (const options of [{ fieldsAsRaw: { arr: 1 } }, { fieldsAsRaw: { f: 1 } }, { fieldsAsRaw: { d: 1 } }, { fieldsAsRaw: { s: 1, h: 1 } }, { raw: true }]) {
+    same(bytes, options, JSON.stringify(options));
+  }
 });
 
 test('index and allowObjectSmallerThanBufferSize', () => {

@@ -637,7 +637,9 @@ fn close(
   match done.kind {
     K_ARR => t.array(done.n),
     K_CWS => {
-      defs.object(t, key_stack, body_spans, buf, done, false);
+      // (the recursive readers read a scope with deserializeObject, which
+      // makes a DBRef of one that looks like it; 7.3 keeps it an object)
+      defs.object(t, key_stack, body_spans, buf, done, recursive && done.dbref == DB_TRUE);
       t.op(op::CODE_W_SCOPE);
     }
     _ => defs.object(t, key_stack, body_spans, buf, done, done.dbref == DB_TRUE),

@@ -104,22 +104,48 @@ const TWO_63 = 2n ** 63n;
 const TWO_64 = 2n ** 64n;
 
 /**
+ * Whether bson-rs hands a deserialize with these options to the copy's own
+ * (README, "How it works": a non-integer index, a non-boolean promoteValues,
+ * a primitive fieldsAsRaw, a malformed validation object), as bson 6.x reads
+ * them (inherited ones too). `withIndex`: the options' index counts.
+ */
+function handedToCopy(options, withIndex) {
+  const o = options == null ? {} : options;
+  const index = o.index ? o.index : 0;
+  const fieldsAsRaw = o.fieldsAsRaw == null ? null : o.fieldsAsRaw;
+  const validation = o.validation == null ? { utf8: true } : o.validation;
+  return (
+    (withIndex && (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0)) ||
+    typeof (o.promoteValues ?? true) !== 'boolean' ||
+    (fieldsAsRaw !== null && typeof fieldsAsRaw !== 'object' && typeof fieldsAsRaw !== 'function') ||
+    validation === null ||
+    typeof validation !== 'object' ||
+    (typeof validation.utf8 !== 'boolean' && (validation.utf8 === null || typeof validation.utf8 !== 'object'))
+  );
+}
+
+/**
  * `fn` (deserialize, or deserializeStream with its documents array as
  * argument `documentsArg`) with every bigint of its result read as signed:
  * bson 6.10.0-6.10.2 read an int64 under useBigInt64 as unsigned (a negative
  * one 2^64 too large), where bson-rs reads it as later releases do (README,
- * Differences). No int64 read right is 2^63 or more, so the correction is
- * exact; it makes no read of the options.
+ * Differences), but for the calls it hands to the copy's own deserialize.
+ * No int64 read right is 2^63 or more, so the correction is exact; the
+ * options are read (for handedToCopy) only when there is one to correct.
  */
 function signedInt64s(fn, reference, documentsArg) {
-  const fix = root => {
+  const optionsArg = documentsArg === 0 ? 1 : 5;
+  const fix = (root, options) => {
     const stack = [root];
+    let handed = null;
     while (stack.length > 0) {
       const object = stack.pop();
       for (const key of Object.keys(object)) {
         const value = object[key];
-        if (typeof value === 'bigint' && value >= TWO_63) Object.defineProperty(object, key, { value: value - TWO_64 });
-        else if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) stack.push(value);
+        if (typeof value === 'bigint' && value >= TWO_63) {
+          if (handed === null) handed = handedToCopy(options, documentsArg === 0);
+          if (!handed) Object.defineProperty(object, key, { value: value - TWO_64 });
+        } else if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) stack.push(value);
       }
     }
   };
@@ -127,7 +153,7 @@ function signedInt64s(fn, reference, documentsArg) {
   return function (...args) {
     try {
       const result = fn.apply(this, args);
-      if (documentsArg === 0 && result !== null && typeof result === 'object') fix(result);
+      if (documentsArg === 0 && result !== null && typeof result === 'object') fix(result, args[optionsArg]);
       return result;
     } catch (e) {
       // (an int64 cut off by the end of the input: those releases make a
@@ -136,7 +162,7 @@ function signedInt64s(fn, reference, documentsArg) {
       throw e;
     } finally {
       const documents = args[documentsArg];
-      if (documentsArg !== 0 && documents !== null && typeof documents === 'object') fix(documents);
+      if (documentsArg !== 0 && documents !== null && typeof documents === 'object') fix(documents, args[optionsArg]);
     }
   };
 }

@@ -725,6 +725,46 @@ fn recursive_mode_checks_the_code_w_scope_total_size_after_the_scope() {
 }
 
 #[test]
+fn recursive_mode_makes_a_dbref_of_a_scope_that_looks_like_one() {
+  let scope = doc(&[(0x02, "$ref", string("c")), (0x10, "$id", 1i32.to_le_bytes().to_vec()), (0x10, "x", 2i32.to_le_bytes().to_vec())]);
+  let code = string("f");
+  let mut cws = ((4 + code.len() + scope.len()) as i32).to_le_bytes().to_vec();
+  cws.extend(&code);
+  cws.extend(&scope);
+  let bytes = doc(&[(0x0F, "c", cws)]);
+  // the op that builds the scope: the first object op (the scope closes
+  // before the root; the key words after an op here are ids below 0x20)
+  let scope_op = |flags: u32| {
+    let (out, ops, _) = run_with(&mut DecodeCache::new(), &bytes, flags, 0);
+    assert!(matches!(out, Outcome::Done(_)));
+    ops.iter().map(|&w| w & 0xff).find(|w| (op::OBJ..=op::OBJ_GENERIC_DBREF).contains(w)).expect("an object op")
+  };
+  assert!(matches!(scope_op(DEFAULT), op::OBJ | op::OBJ_GENERIC));
+  assert!(matches!(scope_op(DEFAULT | flag::RECURSIVE), op::OBJ_DBREF | op::OBJ_GENERIC_DBREF));
+}
+
+#[test]
+fn recursive_mode_reads_a_scope_in_a_raw_array_raw() {
+  // {arr: [code_w_scope('f', {d: {e: 1}})]} with fieldsAsRaw {arr: 1}
+  let scope = doc(&[(0x03, "d", doc(&[(0x10, "e", 1i32.to_le_bytes().to_vec())]))]);
+  let code = string("f");
+  let mut cws = ((4 + code.len() + scope.len()) as i32).to_le_bytes().to_vec();
+  cws.extend(&code);
+  cws.extend(&scope);
+  let bytes = doc(&[(0x04, "arr", doc(&[(0x0F, "0", cws)]))]);
+  let names = [b"arr".to_vec()];
+  let has_raw = |flags: u32| {
+    let mut ops = vec![0u32; 4096];
+    let mut nums = vec![0u64; 4096];
+    let req = Request { input: &bytes, index: 0, flags, raw_names: Some(&names), utf8_names: &[] };
+    assert!(matches!(DecodeCache::new().decode(&req, &mut ops, &mut nums), Outcome::Done(_)));
+    ops.iter().any(|&w| w & 0xff == op::RAW)
+  };
+  assert!(!has_raw(DEFAULT));
+  assert!(has_raw(DEFAULT | flag::RECURSIVE));
+}
+
+#[test]
 fn few_short_ascii_strings_are_left_to_js() {
   let mut cache = DecodeCache::new();
   // (value strings longer than VCACHE_MAX_LEN: never served from the value cache)

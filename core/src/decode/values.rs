@@ -370,6 +370,9 @@ pub(super) fn code_w_scope(
       return bson_err("corrupt bson message");
     }
     scope.utf8_by_name = cur.utf8_by_name;
+    // (read with the options of the frame it is in: inside an array named
+    // in fieldsAsRaw, those say raw, so its documents are raw too)
+    scope.raw = cur.raw;
     scope.scope_check = if total_size < 4 + 4 + object_size + ss {
       SCOPE_TOO_SHORT
     } else if total_size > 4 + 4 + object_size + ss {
