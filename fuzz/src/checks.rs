@@ -451,7 +451,8 @@ pub fn decode(data: &[u8], walk_tape: bool) {
   let f0 = r.u8();
   let f1 = r.u8();
   let f2 = r.u8();
-  let flags = f0 as u32 | ((f1 & 1) as u32) << 8;
+  // (bit 7 of the second byte: the recursive readers' checks, bson 6.x / 7.0-7.2)
+  let flags = f0 as u32 | ((f1 & 1) as u32) << 8 | if f1 & 0x80 != 0 { flag::RECURSIVE } else { 0 };
   let raw_names = if f1 & 2 != 0 { Some(pick_names(f2)) } else { None };
   let utf8_names = if f1 & 1 != 0 { pick_names(f2.rotate_left(4)) } else { Vec::new() };
   let index = if f1 & 4 != 0 { ((f1 >> 3) & 7) as usize } else { 0 };
