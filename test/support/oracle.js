@@ -158,7 +158,7 @@ function signedInt64s(fn, reference, documentsArg) {
     } catch (e) {
       // (an int64 cut off by the end of the input: those releases make a
       // bigint of NaN and throw RangeError; later ones, as bson-rs, a BSONError)
-      if (outOfRange(e)) return reference.apply(this, args);
+      if (outOfRange(e) && !handedToCopy(args[optionsArg], documentsArg === 0)) return reference.apply(this, args);
       throw e;
     } finally {
       const documents = args[documentsArg];
