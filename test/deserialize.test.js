@@ -7,6 +7,7 @@ const path = require('node:path');
 
 const { js, rs } = require('./support/oracle');
 const { traced } = require('./support/traps');
+const { cws } = require('./support/bsonbuild');
 
 const { EJSON } = js;
 
@@ -430,14 +431,6 @@ test('non-ASCII strings of mixed runs, across the UTF-8 decoder\'s 16-byte block
   }
 });
 
-/** A code-with-scope value's bytes: total size, code string, scope document. */
-function codeWithScope(code, scope) {
-  const c = str(code);
-  const total = Buffer.alloc(4);
-  total.writeInt32LE(4 + c.length + scope.length);
-  return Buffer.concat([total, c, scope]);
-}
-
 test('DBRef candidates (documents, and code-with-scope scopes: a DBRef under the recursive bson 6.x / 7.0-7.2)', () => {
   const oid = Buffer.from('0123456789abcdef01234567', 'hex');
   const cases = [
@@ -456,7 +449,7 @@ test('DBRef candidates (documents, and code-with-scope scopes: a DBRef under the
   for (const elements of cases) {
     const top = doc(elements);
     const nested = doc([[0x03, 'ref', top], [0x04, 'list', doc([[0x03, '0', top], [0x03, '1', top]])]]);
-    const scoped = doc([[0x0f, 'code', codeWithScope('f', top)], [0x03, 'in', doc([[0x0f, 'c', codeWithScope('g', nested)]])]]);
+    const scoped = doc([[0x0f, 'code', cws('f', top)], [0x03, 'in', doc([[0x0f, 'c', cws('g', nested)]])]]);
     for (const options of [undefined, { promoteValues: false }, { raw: true }]) {
       for (let round = 0; round < 3; round++) {
         same(top, options, 'dbref top');

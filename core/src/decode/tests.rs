@@ -15,6 +15,15 @@ fn doc(elems: &[(u8, &str, Vec<u8>)]) -> Vec<u8> {
   out
 }
 
+/// A code-with-scope value: total size, code string, scope document.
+fn code_w_scope(code: &str, scope: &[u8]) -> Vec<u8> {
+  let code = string(code);
+  let mut cws = ((4 + code.len() + scope.len()) as i32).to_le_bytes().to_vec();
+  cws.extend(&code);
+  cws.extend(scope);
+  cws
+}
+
 fn string(s: &str) -> Vec<u8> {
   let mut v = ((s.len() + 1) as i32).to_le_bytes().to_vec();
   v.extend_from_slice(s.as_bytes());
@@ -52,12 +61,7 @@ fn rich() -> Vec<u8> {
   let mut bin = 3i32.to_le_bytes().to_vec();
   bin.push(0);
   bin.extend_from_slice(b"abc");
-  let mut cws = Vec::new();
-  let code = string("f()");
-  let scope = doc(&[(0x10, "a", 1i32.to_le_bytes().to_vec())]);
-  cws.extend(((4 + code.len() + scope.len()) as i32).to_le_bytes());
-  cws.extend(&code);
-  cws.extend(&scope);
+  let cws = code_w_scope("f()", &doc(&[(0x10, "a", 1i32.to_le_bytes().to_vec())]));
   let mut regex = b"ab+".to_vec();
   regex.push(0);
   regex.extend_from_slice(b"i\0");
@@ -727,11 +731,7 @@ fn recursive_mode_checks_the_code_w_scope_total_size_after_the_scope() {
 #[test]
 fn recursive_mode_makes_a_dbref_of_a_scope_that_looks_like_one() {
   let scope = doc(&[(0x02, "$ref", string("c")), (0x10, "$id", 1i32.to_le_bytes().to_vec()), (0x10, "x", 2i32.to_le_bytes().to_vec())]);
-  let code = string("f");
-  let mut cws = ((4 + code.len() + scope.len()) as i32).to_le_bytes().to_vec();
-  cws.extend(&code);
-  cws.extend(&scope);
-  let bytes = doc(&[(0x0F, "c", cws)]);
+  let bytes = doc(&[(0x0F, "c", code_w_scope("f", &scope))]);
   // the op that builds the scope: the first object op (the scope closes
   // before the root; the key words after an op here are ids below 0x20)
   let scope_op = |flags: u32| {
@@ -747,11 +747,7 @@ fn recursive_mode_makes_a_dbref_of_a_scope_that_looks_like_one() {
 fn recursive_mode_reads_a_scope_in_a_raw_array_raw() {
   // {arr: [code_w_scope('f', {d: {e: 1}})]} with fieldsAsRaw {arr: 1}
   let scope = doc(&[(0x03, "d", doc(&[(0x10, "e", 1i32.to_le_bytes().to_vec())]))]);
-  let code = string("f");
-  let mut cws = ((4 + code.len() + scope.len()) as i32).to_le_bytes().to_vec();
-  cws.extend(&code);
-  cws.extend(&scope);
-  let bytes = doc(&[(0x04, "arr", doc(&[(0x0F, "0", cws)]))]);
+  let bytes = doc(&[(0x04, "arr", doc(&[(0x0F, "0", code_w_scope("f", &scope))]))]);
   let names = [b"arr".to_vec()];
   let has_raw = |flags: u32| {
     let mut ops = vec![0u32; 4096];
