@@ -46,15 +46,19 @@ function keyFlags(key) {
 // documents, the next window is "cold": a key that misses the memo is sent
 // inline without a Map lookup, and only a key that recurs at the same memo
 // slot (so it is not one of the ever-new ones) is looked up and defined.
-// A process's first window is short (FIRST_WINDOW): one of KEY_WINDOW
-// defined its 4,096 ever-new keys natively first ({ [userId]: n } took 2x
-// js-bson's time for its first 10,000 calls). (It does not start cold: a
-// document whose subdocuments share memo slots, as full_bson's do, misses its
-// memo on every call, and in a cold window each miss counts as fresh, so the
-// window stayed cold and those keys were sent inline for good: 6% slower.)
+// A process's first window is judged by documents instead: it ends at the
+// first fresh key after FIRST_DOCS documents, cold when more than half of
+// them brought a fresh key. It used to end at 256 fresh keys: documents of
+// ever-new keys then defined 256 keys natively first (a new process's first
+// 1,000 calls of { [userId]: n } 6% slower than now), and one document of
+// more than 256 keys ended it cold inside its first call. (It does not
+// start cold: a document whose subdocuments share memo slots, as full_bson's
+// did, misses its memo on every call, and in a cold window each miss counts
+// as fresh, so the window stayed cold and those keys were sent inline for
+// good: 6% slower.)
 const KEY_WINDOW = 4096;
-const FIRST_WINDOW = 256;
-const window = { docs: 0, fresh: 0, cold: false, size: FIRST_WINDOW };
+const FIRST_DOCS = 32;
+const window = { docs: 0, fresh: 0, cold: false, first: true, freshDocs: 0, lastFreshDoc: -1 };
 
 /** Counts one serialized document in the adaptive window (called per native write). */
 function countDocument() {
@@ -63,12 +67,23 @@ function countDocument() {
 
 /** Counts a fresh key (a Map miss; in a cold window, a memo miss) and ends the window when it is full. */
 function countFresh() {
-  if (++window.fresh >= window.size || window.docs >= 2 * window.size) {
-    window.cold = window.fresh * 2 > window.docs;
-    window.fresh = 0;
-    window.docs = 0;
-    window.size = KEY_WINDOW;
+  window.fresh++;
+  if (window.first) {
+    if (window.lastFreshDoc !== window.docs) {
+      window.lastFreshDoc = window.docs;
+      window.freshDocs++;
+    }
+    if (window.docs >= FIRST_DOCS) endWindow(window.freshDocs * 2 > window.docs);
+  } else if (window.fresh >= KEY_WINDOW || window.docs >= 2 * KEY_WINDOW) {
+    endWindow(window.fresh * 2 > window.docs);
   }
+}
+
+function endWindow(cold) {
+  window.cold = cold;
+  window.fresh = 0;
+  window.docs = 0;
+  window.first = false;
 }
 
 /** Whether `key` may get an entry in the native key table (room left, not too long). */
