@@ -124,6 +124,17 @@ test('cold window: the keys of sibling documents recur at slots of their own, so
   same(doc());
 });
 
+test('cold window: every key of a document of more than 256 keys is defined (its keys do not take turns at memo slots)', () => {
+  // (with rows of 256 memo slots, keys 1-44 and 257-300 shared slots, missed on
+  // every call and were sent inline for good, and their misses kept the window cold)
+  assert.strictEqual(keyCacheState('x').cold, true);
+  const doc = {};
+  for (let i = 0; i < 300; i++) doc[`wide_key_${i}`] = i % 3 === 0 ? `v${i}` : i;
+  for (let i = 0; i < 3; i++) same(doc);
+  for (const i of [0, 10, 43, 100, 255, 256, 299]) assert.strictEqual(keyCacheState(`wide_key_${i}`).defined, true, `wide_key_${i}`);
+  same(doc);
+});
+
 test('cold window: key errors and checkKeys are js-bson\'s, inline keys included', () => {
   assert.strictEqual(keyCacheState('x').cold, true);
   for (let i = 0; i < 50; i++) {

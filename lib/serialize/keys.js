@@ -20,15 +20,20 @@ const keyNames = []; // by id (the native key table's keys, for serialize/small.
 let nextKeyId = 0;
 const ignoreKeys = new Set(['$db', '$ref', '$id', '$clusterTime']);
 
-// Key memo of the walk, by slot = row | ((row + position) & 255), where a
-// document's row is its depth (bits 8-11) and an offset (bits 0-7) that
-// memoRow derives from its position in its parent: documents of one shape
-// hit it with a pointer compare of the interned key instead of a Map lookup
-// (256 positions: flat_bson's 145 keys all hit), and so do sibling
-// documents of different keys (full_bson's six code scopes missed on each
-// of their 27 keys when every document of a depth had one row).
-const memoKeys = new Array(4096).fill('');
-const memoEntries = new Int32Array(4096);
+// Key memo of the walk, by slot = row | ((row + position) & (MEMO_ROW - 1)),
+// where a document's row is its depth (bits 10-13) and an offset (bits 0-9)
+// that memoRow derives from its position in its parent: documents of one
+// shape hit it with a pointer compare of the interned key instead of a Map
+// lookup, and so do sibling documents of different keys (full_bson's six
+// code scopes missed on each of their 27 keys when every document of a depth
+// had one row). A row holds MEMO_ROW positions: with 256, the keys of a
+// document of more than 256 keys took turns at slots and missed on every
+// call, and in a cold window (below) each such miss counts as fresh, so the
+// window stayed cold and those keys went inline for good (a 300-key document
+// after ever-new keys: 88 of its keys never defined).
+const MEMO_ROW = 1024;
+const memoKeys = new Array(16 * MEMO_ROW).fill('');
+const memoEntries = new Int32Array(16 * MEMO_ROW);
 
 function keyFlags(key) {
   if (key[0] === '$' && ignoreKeys.has(key)) return 0;
@@ -191,12 +196,12 @@ function keyName(id) {
 
 /** The memo row of a document at `depth` whose offset is derived from `at` (its parent's row plus its position there; 0 at the root). */
 function memoRow(depth, at) {
-  return ((depth & 15) << 8) | ((at * 37) & 255);
+  return ((depth & 15) * MEMO_ROW) | ((at * 37) & (MEMO_ROW - 1));
 }
 
 /** The memo slot of the key at position `idx` (1-based, after the increment) in a document of row `row`. */
 function memoSlot(row, idx) {
-  return (row & 0xf00) | ((row + idx) & 255);
+  return (row & ~(MEMO_ROW - 1)) | ((row + idx) & (MEMO_ROW - 1));
 }
 
 /** For tests: whether the window is cold, and whether `key` is defined. */
