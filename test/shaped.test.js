@@ -7,6 +7,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const { spawnSync } = require('node:child_process');
 const path = require('node:path');
+const vm = require('node:vm');
 const { js, rs } = require('./support/oracle');
 const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
@@ -283,6 +284,23 @@ test('a cycle stops the walk where js-bson stops it (getters read before the err
   assert.deepStrictEqual(a, e);
   assert.strictEqual(e.ok, false);
   assert.deepStrictEqual(rsLog, jsLog);
+});
+
+test("values of another realm at compiled positions and in compiled arrays: js-bson's sizes", () => {
+  // (instanceof fails for them: the isDate / isRegExp / isAnyArrayBuffer probes size them)
+  const other = vm.createContext({});
+  const values = [
+    vm.runInContext('new Date(7)', other),
+    vm.runInContext('/other-realm/gim', other),
+    vm.runInContext('new ArrayBuffer(9)', other),
+    vm.runInContext('new Uint8Array(5)', other),
+    vm.runInContext('({ x: 1 })', other)
+  ];
+  const doc = v => ({ a: 1, v, list: [v, 2, v], s: 's' });
+  warmUp(() => doc({ x: 1 }));
+  for (const v of values) {
+    for (let i = 0; i < WARM; i++) sameSize(doc(v), undefined, Object.prototype.toString.call(v));
+  }
 });
 
 test('toBSON on the primitive prototypes is called at compiled positions too', () => {
