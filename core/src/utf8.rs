@@ -318,8 +318,8 @@ const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 /// nor for its UTF-8 and 16 bytes. V8's `WriteUtf8` writes such a string a
 /// character at a time once it holds one above U+007F (~0.4-0.55 ns each);
 /// here an ASCII string costs one scan, and the rest from its first
-/// character above U+007F is moved ahead and widened from there, 16
-/// characters at a time with SSSE3.
+/// character above U+007F is moved ahead and widened from there, 32
+/// characters at a time with AVX2 (16 with SSSE3).
 pub fn latin1_to_utf8_in_place(buf: &mut [u8], n: usize) -> Option<usize> {
   let text = buf.get(..n)?;
   let Some(first) = first_above_ascii(text) else {
@@ -346,6 +346,10 @@ pub fn latin1_to_utf8_in_place(buf: &mut [u8], n: usize) -> Option<usize> {
   buf.copy_within(first..n, from);
   #[cfg(target_arch = "x86_64")]
   if simd() {
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
+      // SAFETY: the CPU has AVX2 and POPCNT (checked) and SSSE3 (simd checks).
+      return Some(unsafe { avx2::latin1_widen(buf, from, from + rest, first) });
+    }
     // SAFETY: the CPU has SSSE3 (simd checks).
     return Some(unsafe { ssse3::latin1_widen(buf, from, from + rest, first) });
   }
@@ -752,7 +756,7 @@ mod ssse3 {
   /// Byte shuffles keeping, of eight [lead, continuation] byte pairs, both
   /// bytes of the pairs whose bit is set in the index and the lead of the
   /// others, in order, at the start (0x80: zero); entry 16 is the byte count.
-  const EXPAND_PAIRS: [[u8; 17]; 256] = {
+  pub(super) const EXPAND_PAIRS: [[u8; 17]; 256] = {
     let mut table = [[0x80u8; 17]; 256];
     let mut m = 0;
     while m < 256 {
@@ -808,6 +812,63 @@ mod ssse3 {
       w += usize::from(row0[16]) + usize::from(row1[16]);
     }
     super::latin1_widen_scalar(buf, r, end, w)
+  }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+  use super::ssse3::EXPAND_PAIRS;
+  use std::arch::x86_64::*;
+
+  /// ssse3::latin1_widen 32 characters at a time: a block's leads and
+  /// continuation bytes are made in one register, each 128-bit lane packs
+  /// two runs of eight characters with EXPAND_PAIRS, and the four runs are
+  /// stored one after the other (their lengths from the mask). The rest
+  /// goes to the 16-character blocks and the scalar loop. On French text
+  /// (~10% accented letters) the whole of latin1_to_utf8_in_place took
+  /// 0.088-0.112 ns a character against 0.102-0.128 with SSSE3 alone
+  /// (1,000 to 100,000 characters, a release-build loop).
+  #[target_feature(enable = "avx2,popcnt")]
+  pub(super) unsafe fn latin1_widen(buf: &mut [u8], mut r: usize, end: usize, mut w: usize) -> usize {
+    let byte = |x: u8| _mm256_set1_epi8(x as i8);
+    // the shuffle of eight characters whose bits (above U+007F) are the low 8 of `m`
+    let row = |m: u32| _mm_loadu_si128(EXPAND_PAIRS[(m & 0xff) as usize].as_ptr().cast());
+    let end = end.min(buf.len());
+    while r + 32 <= end {
+      // SAFETY: r + 32 <= end <= buf.len(). The stores end at w + (the
+      // block's UTF-8 less its last run) + 16: at most w + 64, and at most
+      // w + its UTF-8 + 8. Reading stays ahead of writing by at least the
+      // characters left (text moved just past itself) or by 16 plus the
+      // characters above U+007F left (latin1_to_utf8_in_place), so either
+      // way the stores end at or below r + 32: in bytes already loaded. The
+      // EXPAND_PAIRS loads read the first 16 bytes of a 17-byte row.
+      let v = _mm256_loadu_si256(buf.as_ptr().add(r).cast());
+      let out = buf.as_mut_ptr().add(w);
+      let high = _mm256_movemask_epi8(v) as u32;
+      if high == 0 {
+        _mm256_storeu_si256(out.cast(), v);
+        r += 32;
+        w += 32;
+        continue;
+      }
+      // lead: the byte itself for ASCII, 0xC0 | (b >> 6) above it (blended on the byte's own top bit)
+      let two_byte_lead = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(v, 6), byte(0x03)), byte(0xc0));
+      let lead = _mm256_blendv_epi8(v, two_byte_lead, v);
+      let cont = _mm256_and_si256(v, byte(0xbf));
+      // (lanes: characters 0-7 and 16-23, then 8-15 and 24-31)
+      let lo = _mm256_shuffle_epi8(_mm256_unpacklo_epi8(lead, cont), _mm256_set_m128i(row(high >> 16), row(high)));
+      let hi = _mm256_shuffle_epi8(_mm256_unpackhi_epi8(lead, cont), _mm256_set_m128i(row(high >> 24), row(high >> 8)));
+      let n0 = 8 + (high & 0xff).count_ones() as usize;
+      let n1 = 8 + ((high >> 8) & 0xff).count_ones() as usize;
+      let n2 = 8 + ((high >> 16) & 0xff).count_ones() as usize;
+      _mm_storeu_si128(out.cast(), _mm256_castsi256_si128(lo));
+      _mm_storeu_si128(out.add(n0).cast(), _mm256_castsi256_si128(hi));
+      _mm_storeu_si128(out.add(n0 + n1).cast(), _mm256_extracti128_si256(lo, 1));
+      _mm_storeu_si128(out.add(n0 + n1 + n2).cast(), _mm256_extracti128_si256(hi, 1));
+      r += 32;
+      w += 32 + high.count_ones() as usize;
+    }
+    super::ssse3::latin1_widen(buf, r, end, w)
   }
 }
 
@@ -1059,7 +1120,9 @@ mod tests {
   #[test]
   fn latin1_to_utf8_in_place_like_std() {
     // every byte at every offset of a 16-byte SIMD block and of the tail,
-    // random mixes; with the room it needs (length + 16) and one byte less
+    // and of each 8-character run of a 32-byte block (then all of them
+    // above U+007F but that one), random mixes; with the room it needs
+    // (length + 16) and one byte less
     let mut cases: Vec<Vec<u8>> = Vec::new();
     for b in 0..=255u8 {
       for at in [0, 7, 8, 15, 16, 20, 33] {
@@ -1067,11 +1130,19 @@ mod tests {
         v[at] = b;
         cases.push(v);
       }
+      for at in [0, 7, 8, 15, 16, 23, 24, 31, 32, 40, 47, 48, 63, 64, 69] {
+        let mut v = vec![b'a'; 70];
+        v[at] = b;
+        cases.push(v);
+        let mut v = vec![0xe9; 70];
+        v[at] = b;
+        cases.push(v);
+      }
     }
     let mut x = 11u32;
     for _ in 0..5_000 {
       x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-      let len = (x >> 16) as usize % 90;
+      let len = (x >> 16) as usize % 200;
       let dense = x % 4;
       let v: Vec<u8> = (0..len)
         .map(|k| {
@@ -1107,6 +1178,15 @@ mod tests {
       buf[from..from + src.len()].copy_from_slice(src);
       assert_eq!(latin1_widen_scalar(&mut buf, from, from + src.len(), 0), expected.len());
       assert_eq!(&buf[..expected.len()], expected.as_bytes(), "{src:x?}");
+      // the 16-character blocks alone (latin1_to_utf8_in_place takes 32 at a time on a CPU with AVX2)
+      #[cfg(target_arch = "x86_64")]
+      if simd() {
+        let mut buf = vec![0u8; 2 * src.len() + 32];
+        buf[from..from + src.len()].copy_from_slice(src);
+        // SAFETY: simd() checked SSSE3.
+        assert_eq!(unsafe { ssse3::latin1_widen(&mut buf, from, from + src.len(), 0) }, expected.len());
+        assert_eq!(&buf[..expected.len()], expected.as_bytes(), "{src:x?}");
+      }
     }
   }
 
