@@ -868,6 +868,7 @@ mod avx2 {
       r += 32;
       w += 32 + high.count_ones() as usize;
     }
+    // (a CPU with AVX2 has SSSE3; the invariant above holds for the rest)
     super::ssse3::latin1_widen(buf, r, end, w)
   }
 }
