@@ -301,6 +301,37 @@ test('a document of many binaries written in one native pass, returned in a buff
   }
 });
 
+test('documents of 11 KB fill a new process\'s first output pool (the 64 KiB scratch) without a second native pass', () => {
+  // (each document goes into a pool only where the pool has room for twice its estimate: judged by the
+  // first pool's own size, not the 120 KiB of the pools made later, else one of them was encoded twice)
+  const script = `
+    const { addon } = require('./lib/native');
+    const rs = require('.');
+    const js = require('bson');
+    const { encode, encodeTape } = addon;
+    let calls = 0;
+    addon.encode = function (...args) { calls++; return encode.apply(this, args); };
+    addon.encodeTape = function () { calls++; return encodeTape.call(this); };
+    const out = [];
+    for (const text of ['Crème brûlée à la française. '.repeat(380), 'plain ASCII text. '.repeat(610)]) {
+      for (let i = 0; i < 12; i++) {
+        const doc = { i, text };
+        calls = 0;
+        const b = rs.serialize(doc);
+        out.push([calls, b.equals(js.serialize(doc))]);
+      }
+    }
+    process.stdout.write(JSON.stringify(out));`;
+  const r = spawnSync(process.execPath, ['-e', script], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 60000 });
+  assert.strictEqual(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.strictEqual(out.length, 24);
+  for (const [k, [calls, same]] of out.entries()) {
+    assert.ok(same, `document ${k}`);
+    assert.strictEqual(calls, 1, `document ${k}`);
+  }
+});
+
 test('serialize returns Node\'s own Buffers: pool views and buffers of their own, as js-bson\'s (prototype, class, deep equality)', () => {
   const util = require('node:util');
   const docs = [{ ok: 1 }, { n: 1, ok: 1, s: 'x'.repeat(40) }, { big: 'y'.repeat(200000) }, { list: Array.from({ length: 200 }, (_, i) => Buffer.alloc(1024, i)) }];

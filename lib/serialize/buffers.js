@@ -317,7 +317,7 @@ function runNative(tape, BSONError, fresh) {
     }
     offset = 0;
   } else {
-    if (POOL_SIZE - poolPos < 2 * estimate + 256) newPool();
+    if (pool.byteLength - poolPos < 2 * estimate + 256) newPool();
     target = pool;
     offset = poolPos;
   }
