@@ -102,6 +102,18 @@ impl ArgSource for NapiArgs<'_> {
     utf8_len(self.env, self.value(i)?)
   }
 
+  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+    let v = self.value(i)?;
+    let mut n = 0usize;
+    // SAFETY: with a null buffer napi only returns the string's length in
+    // characters (one byte each as Latin-1), and checks the type.
+    check_msg(
+      unsafe { sys::napi_get_value_string_latin1(self.env, v, std::ptr::null_mut(), 0, &mut n) },
+      "encode expected a string argument",
+    )?;
+    Ok(Some(n))
+  }
+
   fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
     let v = self.value(i)?;
     let mut n = 0usize;

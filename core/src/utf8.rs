@@ -313,14 +313,29 @@ pub fn utf16_to_utf8(src: &[u16], dst: &mut [u8]) -> Option<usize> {
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
 /// Rewrites Latin-1 text (one byte a character, U+0000 to U+00FF: a string
-/// V8 holds as one-byte), `buf[..n]`, as UTF-8 in place; returns its length,
-/// or `None` (buf unchanged) when `buf` has room neither for the text twice
-/// nor for its UTF-8 and 16 bytes. V8's `WriteUtf8` writes such a string a
-/// character at a time once it holds one above U+007F (~0.4-0.55 ns each);
-/// here an ASCII string costs one scan, and the rest from its first
-/// character above U+007F is moved ahead and widened from there, 32
-/// characters at a time with AVX-512 or AVX2 (16 with SSSE3).
-pub fn latin1_to_utf8_in_place(buf: &mut [u8], n: usize) -> Option<usize> {
+/// V8 holds as one-byte), `buf[at..at + n]`, as UTF-8 at the start of `buf`;
+/// returns its length, or `None` (buf unchanged) when it does not fit. V8's
+/// `WriteUtf8` writes such a string a character at a time once it holds one
+/// above U+007F (~0.4-0.55 ns each); here it is widened 32 characters at a
+/// time with AVX-512 or AVX2 (16 with SSSE3).
+/// - `at >= n` (the text copied at least its own length ahead): widened
+///   straight down to the start, reading ahead of its writes by at least
+///   the characters still to read.
+/// - `at == 0` (no room for that): an ASCII text costs one scan, and the
+///   rest from its first character above U+007F is moved ahead and widened
+///   from there; `None` when `buf` has room neither for the text twice nor
+///   for its UTF-8 and 16 bytes. (Moving 10,000 characters of French cost
+///   serializing them on Node.js 24 a tenth of its time.)
+///
+/// Any other `at` gives `None`.
+pub fn latin1_to_utf8_in_place(buf: &mut [u8], at: usize, n: usize) -> Option<usize> {
+  if at >= n {
+    let end = at.checked_add(n).filter(|&end| end <= buf.len())?;
+    return Some(latin1_widen(buf, at, end, 0));
+  }
+  if at != 0 {
+    return None;
+  }
   let text = buf.get(..n)?;
   let Some(first) = first_above_ascii(text) else {
     return Some(n);
@@ -344,20 +359,27 @@ pub fn latin1_to_utf8_in_place(buf: &mut [u8], n: usize) -> Option<usize> {
     len - rest + 16
   };
   buf.copy_within(first..n, from);
+  Some(latin1_widen(buf, from, from + rest, first))
+}
+
+/// Widens the Latin-1 bytes `buf[r..end]` to UTF-8 at `w` with the widest
+/// blocks this CPU has; the caller keeps reading ahead of writing
+/// (latin1_to_utf8_in_place). Returns where the UTF-8 ends.
+fn latin1_widen(buf: &mut [u8], r: usize, end: usize, w: usize) -> usize {
   #[cfg(target_arch = "x86_64")]
   if simd() {
     if avx512::available() {
       // SAFETY: the CPU has AVX-512 F, BW and VBMI2, AVX2 and POPCNT (checked) and SSSE3 (simd checks).
-      return Some(unsafe { avx512::latin1_widen(buf, from, from + rest, first) });
+      return unsafe { avx512::latin1_widen(buf, r, end, w) };
     }
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("popcnt") {
       // SAFETY: the CPU has AVX2 and POPCNT (checked) and SSSE3 (simd checks).
-      return Some(unsafe { avx2::latin1_widen(buf, from, from + rest, first) });
+      return unsafe { avx2::latin1_widen(buf, r, end, w) };
     }
     // SAFETY: the CPU has SSSE3 (simd checks).
-    return Some(unsafe { ssse3::latin1_widen(buf, from, from + rest, first) });
+    return unsafe { ssse3::latin1_widen(buf, r, end, w) };
   }
-  Some(latin1_widen_scalar(buf, from, from + rest, first))
+  latin1_widen_scalar(buf, r, end, w)
 }
 
 /// How many bytes of `text` are at or above 0x80 (eight at a time, their
@@ -1067,16 +1089,19 @@ mod tests {
       let src: Vec<u8> = text.iter().cycle().take(len).copied().collect();
       let mut buf = vec![0u8; 2 * len + 64];
       let n = (100_000_000 / len).max(1);
-      let mut best = f64::MAX;
-      for _ in 0..5 {
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-          buf[..len].copy_from_slice(&src);
-          std::hint::black_box(latin1_to_utf8_in_place(std::hint::black_box(&mut buf), len));
+      // copied where the UTF-8 goes (moved, then widened), then its own length ahead
+      for at in [0, len] {
+        let mut best = f64::MAX;
+        for _ in 0..5 {
+          let t = std::time::Instant::now();
+          for _ in 0..n {
+            buf[at..at + len].copy_from_slice(&src);
+            std::hint::black_box(latin1_to_utf8_in_place(std::hint::black_box(&mut buf), at, len));
+          }
+          best = best.min(t.elapsed().as_nanos() as f64 / (n * len) as f64);
         }
-        best = best.min(t.elapsed().as_nanos() as f64 / (n * len) as f64);
+        eprintln!("french {len}, copied at {at}: {best:.3} ns a character");
       }
-      eprintln!("french {len}: {best:.3} ns a character");
     }
   }
 
@@ -1256,7 +1281,7 @@ mod tests {
       for room in [expected.len() + 16, expected.len() + 15, expected.len() + 200, 2 * src.len()] {
         let mut buf = src.clone();
         buf.resize(room, 0xee);
-        let got = latin1_to_utf8_in_place(&mut buf, src.len());
+        let got = latin1_to_utf8_in_place(&mut buf, 0, src.len());
         let rest = src.len() - src.iter().position(|&b| b >= 0x80).unwrap_or(src.len());
         if room < expected.len() + 16 && room < src.len() + rest && !ascii {
           assert_eq!(got, None, "{src:x?}");
@@ -1265,6 +1290,19 @@ mod tests {
           assert_eq!(got, Some(expected.len()), "{src:x?}");
           assert_eq!(&buf[..expected.len()], expected.as_bytes(), "{src:x?}");
         }
+      }
+      // copied its own length ahead (or further), widened straight down;
+      // past the end, or less than its length ahead, refused
+      for at in [src.len(), src.len() + 1, src.len() + 40] {
+        let mut buf = vec![0xee; at + src.len()];
+        buf[at..].copy_from_slice(src);
+        assert_eq!(latin1_to_utf8_in_place(&mut buf, at, src.len()), Some(expected.len()), "{src:x?}");
+        assert_eq!(&buf[..expected.len()], expected.as_bytes(), "{src:x?}");
+        assert_eq!(latin1_to_utf8_in_place(&mut buf, at + 1, src.len()), None);
+      }
+      if src.len() > 1 {
+        let mut buf = vec![0u8; 3 * src.len()];
+        assert_eq!(latin1_to_utf8_in_place(&mut buf, src.len() - 1, src.len()), None);
       }
       assert_eq!(count_above_ascii(src), expected.len() - src.len());
       // the scalar loop alone, as arranged by latin1_to_utf8_in_place

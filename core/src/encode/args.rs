@@ -14,6 +14,10 @@ pub trait ArgSource {
   /// The UTF-16 code units of string argument `i` (valid until the next call
   /// on `self`), or `None` where only its UTF-8 is at hand (an owned copy).
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String>;
+  /// The length in characters of string argument `i`, none of whose
+  /// characters is above U+00FF (the caller's check), where `write_latin1`
+  /// can copy it; `None` where only its UTF-8 is at hand (an owned copy).
+  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String>;
   /// Copies string argument `i`, none of whose characters is above U+00FF
   /// (the caller's check), one byte a character into `dst`. `Some(n)`: all
   /// `n` were copied. `None`: they may not fit, or only its UTF-8 is at hand
@@ -60,6 +64,12 @@ impl ArgSource for [OwnedArg] {
       _ => Err(format!("bson-rs: encode argument {i} is not a string")),
     }
   }
+  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+    match self.get(i) {
+      Some(OwnedArg::Str(_)) => Ok(None),
+      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
+    }
+  }
   fn write_latin1(&mut self, i: usize, _: &mut [u8]) -> Result<Option<usize>, String> {
     match self.get(i) {
       Some(OwnedArg::Str(_)) => Ok(None),
@@ -98,6 +108,10 @@ impl<A: ArgSource + ?Sized> ArgSource for Chained<'_, A> {
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
     let c = self.carry.len();
     if i < c { self.carry.units(i) } else { self.rest.units(i - c) }
+  }
+  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+    let c = self.carry.len();
+    if i < c { self.carry.latin1_len(i) } else { self.rest.latin1_len(i - c) }
   }
   fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
     let c = self.carry.len();

@@ -120,12 +120,24 @@ impl Out<'_> {
   /// Writes string argument `i`, none of whose characters is above U+00FF,
   /// from its Latin-1 bytes where the source has them (a string V8 holds as
   /// one-byte: see `utf8::latin1_to_utf8_in_place`), else as `string`;
-  /// returns its byte length.
+  /// returns its byte length. Where the output has room for the text twice,
+  /// its bytes are copied to the output's end and widened straight down
+  /// from there: the same bytes for every document written into that
+  /// buffer, so they stay in cache (copied just its own length ahead, into
+  /// bytes no document had touched yet, the copy took twice as long: 10,000
+  /// characters of French on Node.js 24, 0.91x js-bson against 0.99-1.01x).
+  /// Else they are copied where the UTF-8 goes, then moved and widened.
   pub(super) fn string_latin1<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
     if !self.overflow {
-      if let Some(dst) = self.buf.get_mut(self.pos..) {
-        if let Some(copied) = args.write_latin1(i, dst)? {
-          if let Some(n) = utf8::latin1_to_utf8_in_place(dst, copied) {
+      if let (Some(chars), Some(dst)) = (args.latin1_len(i)?, self.buf.get_mut(self.pos..)) {
+        // (napi copies a NUL after the text, and one byte more tells it that nothing was cut)
+        let at = if dst.len() >= chars.saturating_mul(2).saturating_add(2) { dst.len() - chars - 2 } else { 0 };
+        let copied = match dst.get_mut(at..) {
+          Some(upper) => args.write_latin1(i, upper)?,
+          None => None,
+        };
+        if let Some(copied) = copied {
+          if let Some(n) = utf8::latin1_to_utf8_in_place(dst, at, copied) {
             if n != copied {
               *self.latin1_widened += 1;
             }

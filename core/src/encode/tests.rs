@@ -777,6 +777,9 @@ impl ArgSource for Utf16Args {
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
     Ok(Some(&self.0[i]))
   }
+  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+    Ok(Some(self.0[i].len()))
+  }
   fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
     // (as napi: at most dst.len() - 1 characters, then a NUL)
     let units = &self.0[i];
@@ -820,14 +823,18 @@ fn utf16_and_latin1_strings_written_counted_and_owned_alike() {
     expected.extend([0, 0]);
     let mut e = Encoder::new();
     let mut out = vec![0u8; 8192];
-    e.begin();
-    let widened = e.latin1_widened();
-    let step = e.run(&ops, &[], &[], &mut out, &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
-    assert_eq!(step, Step::Done(expected.len()));
-    assert_eq!(&out[..expected.len()], &expected[..]);
-    // (Latin-1 text with a character above U+007F is counted for JS)
-    let counted = u64::from(string_op == op::STRING_LATIN1 && !text.is_ascii());
-    assert_eq!(e.latin1_widened() - widened, counted);
+    // room for Latin-1 text twice (copied its own length ahead), then for
+    // its UTF-8 and 16 bytes (copied where its UTF-8 goes, then moved)
+    for room in [out.len(), expected.len() + 16] {
+      e.begin();
+      let widened = e.latin1_widened();
+      let step = e.run(&ops, &[], &[], &mut out[..room], &mut Utf16Args(vec!["k".encode_utf16().collect(), units.clone()])).unwrap();
+      assert_eq!(step, Step::Done(expected.len()));
+      assert_eq!(&out[..expected.len()], &expected[..]);
+      // (Latin-1 text with a character above U+007F is counted for JS; not when written by V8)
+      let counted = u64::from(string_op == op::STRING_LATIN1 && !text.is_ascii());
+      assert_eq!(e.latin1_widened() - widened, counted, "room {room}");
+    }
     // exactly the room it needs (Latin-1 is widened in place only with room
     // to spare: V8's UTF-8 then)
     e.begin();
