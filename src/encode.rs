@@ -15,6 +15,8 @@ struct NapiArgs<'a> {
   values: &'a [sys::napi_value],
   /// Scratch for `units` (EnvState::str_units).
   units: &'a mut Vec<u16>,
+  /// Scratch for `latin1` (EnvState::str_latin1).
+  latin1: &'a mut Vec<u8>,
 }
 
 impl NapiArgs<'_> {
@@ -23,42 +25,56 @@ impl NapiArgs<'_> {
   }
 }
 
-/// Copies the UTF-16 code units of string `s` into `units` (grown as needed);
-/// returns how many. One napi call when they fit the scratch as it is (a
-/// length query first cost short strings ~10%, unicode_200).
-fn read_units(env: sys::napi_env, s: sys::napi_value, units: &mut Vec<u16>) -> Result<usize, String> {
-  if units.len() < MIN_STR_UNITS {
-    units.resize(MIN_STR_UNITS, 0);
+/// Copies the characters of a string into `scratch` (grown as needed) with
+/// `copy(buffer, size, &mut read)`, napi's UTF-16 or Latin-1 getter: at most
+/// size - 1 of them and a NUL, or with a null buffer the length only. Returns
+/// how many. One napi call when they fit the scratch as it is (a length
+/// query first cost short strings ~10%, unicode_200).
+fn read_chars<T: Copy + Default>(scratch: &mut Vec<T>, copy: impl Fn(*mut T, usize, &mut usize) -> sys::napi_status) -> Result<usize, String> {
+  if scratch.len() < MIN_STR_CHARS {
+    scratch.resize(MIN_STR_CHARS, T::default());
   }
   let mut read = 0usize;
-  // SAFETY: napi writes at most units.len() units (the last a NUL); it checks the type.
-  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), units.len(), &mut read) }, "expected a string")?;
-  if read + 1 < units.len() {
+  check_msg(copy(scratch.as_mut_ptr(), scratch.len(), &mut read), "expected a string")?;
+  if read + 1 < scratch.len() {
     return Ok(read);
   }
   // (it may not have fit: ask for the length, grow, copy again)
   let mut n = 0usize;
-  // SAFETY: a NULL buffer asks for the length only.
-  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, std::ptr::null_mut(), 0, &mut n) }, "expected a string")?;
+  check_msg(copy(std::ptr::null_mut(), 0, &mut n), "expected a string")?;
   let room = n.checked_add(1).ok_or("bson-rs: string too long")?;
-  if units.len() <= room {
-    // (one unit more than it needs: the same string fits in one call next time)
-    units.resize(room + 1, 0);
+  if scratch.len() <= room {
+    // (one more than it needs: the same string fits in one call next time)
+    scratch.resize(room + 1, T::default());
   }
-  // SAFETY: `units` has room for n units and the NUL.
-  check_msg(unsafe { sys::napi_get_value_string_utf16(env, s, units.as_mut_ptr(), room, &mut read) }, "expected a string")?;
+  check_msg(copy(scratch.as_mut_ptr(), room, &mut read), "expected a string")?;
   Ok(read.min(n))
 }
 
-/// The `str_units` scratch's least size, in code units.
-const MIN_STR_UNITS: usize = 1024;
-/// Code units `str_units` keeps between calls (2 MiB).
-const KEEP_STR_UNITS: usize = 1 << 20;
+/// Copies the UTF-16 code units of string `s` into `units` (read_chars).
+fn read_units(env: sys::napi_env, s: sys::napi_value, units: &mut Vec<u16>) -> Result<usize, String> {
+  // SAFETY: read_chars passes a buffer valid for `size` units (or null with 0); napi checks the type.
+  read_chars(units, |buf, size, read| unsafe { sys::napi_get_value_string_utf16(env, s, buf, size, read) })
+}
 
-/// Drops the `str_units` scratch after a call if a huge string grew it.
-fn release_units(units: &mut Vec<u16>) {
-  if units.len() > KEEP_STR_UNITS {
-    *units = Vec::new();
+/// Copies the characters of string `s`, none above U+00FF, one byte each into `latin1` (read_chars).
+fn read_latin1(env: sys::napi_env, s: sys::napi_value, latin1: &mut Vec<u8>) -> Result<usize, String> {
+  // SAFETY: read_chars passes a buffer valid for `size` bytes (or null with 0); napi checks the type.
+  read_chars(latin1, |buf, size, read| unsafe { sys::napi_get_value_string_latin1(env, s, buf.cast(), size, read) })
+}
+
+/// The `str_units` and `str_latin1` scratches' least size, in characters.
+const MIN_STR_CHARS: usize = 1024;
+/// Bytes a string scratch keeps between calls: a string's characters
+/// copied into fresh memory on every call cost more than their widening
+/// (1 MiB of French text on Node.js 24: 0.70-0.82x js-bson's speed with a
+/// 1 MiB limit, 0.94-0.95x with this one).
+const KEEP_STR_BYTES: usize = 4 << 20;
+
+/// Drops a string scratch after a call if a huge string grew it past KEEP_STR_BYTES.
+fn release_chars<T>(scratch: &mut Vec<T>) {
+  if std::mem::size_of_val(scratch.as_slice()) > KEEP_STR_BYTES {
+    *scratch = Vec::new();
   }
 }
 
@@ -102,29 +118,10 @@ impl ArgSource for NapiArgs<'_> {
     utf8_len(self.env, self.value(i)?)
   }
 
-  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+  fn latin1(&mut self, i: usize) -> Result<Option<&[u8]>, String> {
     let v = self.value(i)?;
-    let mut n = 0usize;
-    // SAFETY: with a null buffer napi only returns the string's length in
-    // characters (one byte each as Latin-1), and checks the type.
-    check_msg(
-      unsafe { sys::napi_get_value_string_latin1(self.env, v, std::ptr::null_mut(), 0, &mut n) },
-      "encode expected a string argument",
-    )?;
-    Ok(Some(n))
-  }
-
-  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
-    let v = self.value(i)?;
-    let mut n = 0usize;
-    // SAFETY: `dst` is valid for dst.len() bytes; napi copies at most
-    // dst.len() - 1 characters' low bytes plus a NUL, and checks the type.
-    check_msg(
-      unsafe { sys::napi_get_value_string_latin1(self.env, v, dst.as_mut_ptr().cast(), dst.len(), &mut n) },
-      "encode expected a string argument",
-    )?;
-    // (with no room left over it may have been cut short)
-    Ok(if n + 1 < dst.len() { Some(n) } else { None })
+    let n = read_latin1(self.env, v, self.latin1)?;
+    Ok(self.latin1.get(..n))
   }
 
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String> {
@@ -219,7 +216,7 @@ pub unsafe extern "C" fn utf8_length(env: sys::napi_env, info: sys::napi_callbac
     let units = &mut EnvState::of(&args).str_units;
     let n = read_units(env, args.get(0), units)?;
     let length = utf8::utf16_utf8_len(units.get(..n).unwrap_or(&[]));
-    release_units(units);
+    release_chars(units);
     Ok(number(env, length as f64))
   })
 }
@@ -267,7 +264,7 @@ pub unsafe extern "C" fn encode(env: sys::napi_env, info: sys::napi_callback_inf
 }
 
 fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::napi_value, String> {
-  let EnvState { scratch, encoder, enc_args, str_units, .. } = state;
+  let EnvState { scratch, encoder, enc_args, str_units, str_latin1, .. } = state;
   let (Some(&first), Some(&ops_len), Some(&offset)) = (enc_args.first(), enc_args.get(1), enc_args.get(2)) else {
     return Err("bson-rs: encode needs (first, opsLen, outOffset, ...args)".to_string());
   };
@@ -282,9 +279,10 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
   check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
   let [_, _, ops, nums, bytes, out, ctl] = scratch;
   let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
-  let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units };
+  let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units, latin1: str_latin1 };
   let result = run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source);
-  release_units(str_units);
+  release_chars(str_units);
+  release_chars(str_latin1);
   put_latin1_widened(ctl.bytes(), encoder);
   Ok(match result {
     Ok(step) => number(env, step_code(step)),
@@ -309,7 +307,7 @@ fn put_latin1_widened(ctl: &mut [u8], encoder: &bson_rs_core::encode::Encoder) {
 pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
   guard(env, || {
     let args = Args::<0>::read(env, info)?;
-    let EnvState { scratch, encoder, str_units, .. } = EnvState::of(&args);
+    let EnvState { scratch, encoder, str_units, str_latin1, .. } = EnvState::of(&args);
     let [_, _, ops, nums, bytes, out, ctl] = scratch;
     let ctl = ctl.bytes();
     let param = |i: usize| -> Result<u32, String> {
@@ -318,7 +316,7 @@ pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callbac
       if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 { Ok(v as u32) } else { Err("bson-rs: bad encCtl parameter".to_string()) }
     };
     let call = Call { first: param(0)?, ops_len: param(1)?, offset: param(2)? };
-    let mut no_args = NapiArgs { env, values: &[], units: str_units };
+    let mut no_args = NapiArgs { env, values: &[], units: str_units, latin1: str_latin1 };
     match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut no_args) {
       Ok(step) => {
         let slot = ctl.get_mut(24..32).ok_or("bson-rs: encCtl too small")?;

@@ -97,6 +97,8 @@ pub struct EnvState {
   /// Code units of a two-byte string: the one `utf8Length` measures,
   /// or an `encode` argument of op STRING_UTF16.
   pub str_units: Vec<u16>,
+  /// Latin-1 bytes of a one-byte string: an `encode` argument of op STRING_LATIN1.
+  pub str_latin1: Vec<u8>,
 }
 
 impl EnvState {
@@ -108,6 +110,7 @@ impl EnvState {
       encoder: bson_rs_core::encode::Encoder::new(),
       enc_args: Vec::new(),
       str_units: Vec::new(),
+      str_latin1: Vec::new(),
     }
   }
 

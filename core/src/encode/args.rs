@@ -14,15 +14,10 @@ pub trait ArgSource {
   /// The UTF-16 code units of string argument `i` (valid until the next call
   /// on `self`), or `None` where only its UTF-8 is at hand (an owned copy).
   fn units(&mut self, i: usize) -> Result<Option<&[u16]>, String>;
-  /// The length in characters of string argument `i`, none of whose
-  /// characters is above U+00FF (the caller's check), where `write_latin1`
-  /// can copy it; `None` where only its UTF-8 is at hand (an owned copy).
-  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String>;
-  /// Copies string argument `i`, none of whose characters is above U+00FF
-  /// (the caller's check), one byte a character into `dst`. `Some(n)`: all
-  /// `n` were copied. `None`: they may not fit, or only its UTF-8 is at hand
-  /// (an owned copy). `dst` may be changed either way.
-  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String>;
+  /// The Latin-1 bytes (one a character) of string argument `i`, none of
+  /// whose characters is above U+00FF (the caller's check), valid until the
+  /// next call on `self`; `None` where only its UTF-8 is at hand (an owned copy).
+  fn latin1(&mut self, i: usize) -> Result<Option<&[u8]>, String>;
   /// The bytes of byte-array argument `i` (valid until the next call on `self`).
   fn bytes(&mut self, i: usize) -> Result<&[u8], String>;
   /// An owned copy of argument `i` (string or bytes), for carrying it over to the next chunk.
@@ -64,13 +59,7 @@ impl ArgSource for [OwnedArg] {
       _ => Err(format!("bson-rs: encode argument {i} is not a string")),
     }
   }
-  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
-    match self.get(i) {
-      Some(OwnedArg::Str(_)) => Ok(None),
-      _ => Err(format!("bson-rs: encode argument {i} is not a string")),
-    }
-  }
-  fn write_latin1(&mut self, i: usize, _: &mut [u8]) -> Result<Option<usize>, String> {
+  fn latin1(&mut self, i: usize) -> Result<Option<&[u8]>, String> {
     match self.get(i) {
       Some(OwnedArg::Str(_)) => Ok(None),
       _ => Err(format!("bson-rs: encode argument {i} is not a string")),
@@ -109,13 +98,9 @@ impl<A: ArgSource + ?Sized> ArgSource for Chained<'_, A> {
     let c = self.carry.len();
     if i < c { self.carry.units(i) } else { self.rest.units(i - c) }
   }
-  fn latin1_len(&mut self, i: usize) -> Result<Option<usize>, String> {
+  fn latin1(&mut self, i: usize) -> Result<Option<&[u8]>, String> {
     let c = self.carry.len();
-    if i < c { self.carry.latin1_len(i) } else { self.rest.latin1_len(i - c) }
-  }
-  fn write_latin1(&mut self, i: usize, dst: &mut [u8]) -> Result<Option<usize>, String> {
-    let c = self.carry.len();
-    if i < c { self.carry.write_latin1(i, dst) } else { self.rest.write_latin1(i - c, dst) }
+    if i < c { self.carry.latin1(i) } else { self.rest.latin1(i - c) }
   }
   fn bytes(&mut self, i: usize) -> Result<&[u8], String> {
     let c = self.carry.len();

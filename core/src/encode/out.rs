@@ -119,36 +119,29 @@ impl Out<'_> {
 
   /// Writes string argument `i`, none of whose characters is above U+00FF,
   /// from its Latin-1 bytes where the source has them (a string V8 holds as
-  /// one-byte: see `utf8::latin1_to_utf8_in_place`), else as `string`;
-  /// returns its byte length. Where the output has room for the text twice,
-  /// its bytes are copied to the output's end and widened straight down
-  /// from there: the same bytes for every document written into that
-  /// buffer, so they stay in cache (copied just its own length ahead, into
-  /// bytes no document had touched yet, the copy took twice as long: 10,000
-  /// characters of French on Node.js 24, 0.91x js-bson against 0.99-1.01x).
-  /// Else they are copied where the UTF-8 goes, then moved and widened.
+  /// one-byte: see `utf8::latin1_to_utf8`), else as `string`; returns its
+  /// byte length. (The bytes are copied into the source's scratch first,
+  /// which stays in cache: copied into the output and widened there in
+  /// place, a move of the rest after the first accented letter, and a count
+  /// of them where the output had no room to spare, cost serializing 30,000
+  /// characters of French on Node.js 24 a third of its time.)
   pub(super) fn string_latin1<A: ArgSource + ?Sized>(&mut self, args: &mut A, i: usize) -> Result<usize, String> {
+    let Some(bytes) = args.latin1(i)? else {
+      return self.string(args, i);
+    };
     if !self.overflow {
-      if let (Some(chars), Some(dst)) = (args.latin1_len(i)?, self.buf.get_mut(self.pos..)) {
-        // (napi copies a NUL after the text, and one byte more tells it that nothing was cut)
-        let at = if dst.len() >= chars.saturating_mul(2).saturating_add(2) { dst.len() - chars - 2 } else { 0 };
-        let copied = match dst.get_mut(at..) {
-          Some(upper) => args.write_latin1(i, upper)?,
-          None => None,
-        };
-        if let Some(copied) = copied {
-          if let Some(n) = utf8::latin1_to_utf8_in_place(dst, at, copied) {
-            if n != copied {
-              *self.latin1_widened += 1;
-            }
-            self.pos = self.pos.saturating_add(n);
-            return Ok(n);
-          }
+      if let Some(n) = self.buf.get_mut(self.pos..).and_then(|dst| utf8::latin1_to_utf8(bytes, dst)) {
+        if n != bytes.len() {
+          *self.latin1_widened += 1;
         }
+        self.pos = self.pos.saturating_add(n);
+        return Ok(n);
       }
+      self.overflow = true;
     }
-    // (out of room: V8's UTF-8, which also counts once the output is exhausted)
-    self.string(args, i)
+    let n = utf8::latin1_utf8_len(bytes);
+    self.pos = self.pos.saturating_add(n);
+    Ok(n)
   }
 
   /// Writes UTF-16 text as UTF-8 (`utf8::utf16_to_utf8`); returns its byte length.
