@@ -10,7 +10,7 @@ use bson_rs_core::utf8;
 use napi::sys;
 
 use crate::napi_util::{check_msg, guard, Args};
-use crate::state::{DecodeState, EnvState, NameList, CHUNK, DEC_NUMS, DEC_OPS};
+use crate::state::{DecodeState, EnvState, NameList, TextScratch, CHUNK, DEC_NUMS, DEC_OPS};
 
 /// Reads a name list: a string in which each name is preceded by a NUL (a
 /// BSON key never contains NUL), or null. Returns whether a list was given.
@@ -47,21 +47,34 @@ fn read_names(env: sys::napi_env, value: sys::napi_value, names: &mut NameList) 
 /// The longest string (in UTF-8 bytes) that make_string converts itself:
 /// a 1 MiB CJK string took 0.28x the time of V8's decoder (cjk_1mib).
 const TEXT_SCRATCH_MAX: usize = 16 * 1024 * 1024;
-/// Code units the UTF-16 scratch keeps between calls (2 MiB); a longer string's are freed.
-const KEEP_UTF16: usize = 1 << 20;
+/// The shortest text (in UTF-8 bytes) that make_string tries as Latin-1.
+const LATIN1_MIN: usize = 64;
+/// Bytes each text scratch keeps between calls (2 MiB of UTF-16, 2 MiB of Latin-1); a longer string's are freed.
+const KEEP_TEXT_BYTES: usize = 2 << 20;
 
-fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, utf16: &mut Vec<u16>) -> Result<sys::napi_value, String> {
+fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, text: &mut TextScratch) -> Result<sys::napi_value, String> {
   let mut out = std::ptr::null_mut();
   let status = match kind {
     // SAFETY: `bytes` is valid for its length; ASCII is valid latin1.
     utf8::ASCII => unsafe { sys::napi_create_string_latin1(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out) },
     // Valid UTF-8 (checked by the core), converted here in one pass (V8's
-    // UTF-8 decoder behind napi_create_string_utf8 makes two; V8 still makes
-    // a one-byte string of units below 0x100); up to TEXT_SCRATCH_MAX bytes.
+    // UTF-8 decoder behind napi_create_string_utf8 makes two), up to
+    // TEXT_SCRATCH_MAX bytes: to Latin-1 bytes where no character is from
+    // U+0100 (the one-byte string V8 keeps; from code units it narrows them
+    // again: French text 2.1x slower), else to UTF-16 code units. Text from
+    // LATIN1_MIN bytes is tried as Latin-1 first (stopping at the first
+    // character from U+0100) where the CPU narrows it with SIMD; shorter
+    // text goes to UTF-16 (names of a few accented letters were 5-7% slower
+    // to read as Latin-1 after a test for it).
     utf8::UTF8 if bytes.len() <= TEXT_SCRATCH_MAX => {
-      utf8::to_utf16(bytes, utf16);
-      // SAFETY: `utf16` is valid for its length.
-      unsafe { sys::napi_create_string_utf16(env, utf16.as_ptr(), utf16.len() as isize, &mut out) }
+      if bytes.len() >= LATIN1_MIN && utf8::fast_latin1() && utf8::utf8_to_latin1(bytes, &mut text.latin1) {
+        // SAFETY: `text.latin1` is valid for its length.
+        unsafe { sys::napi_create_string_latin1(env, text.latin1.as_ptr().cast(), text.latin1.len() as isize, &mut out) }
+      } else {
+        utf8::to_utf16(bytes, &mut text.utf16);
+        // SAFETY: `text.utf16` is valid for its length.
+        unsafe { sys::napi_create_string_utf16(env, text.utf16.as_ptr(), text.utf16.len() as isize, &mut out) }
+      }
     }
     // SAFETY: `bytes` is valid UTF-8 (checked by the core) for its length.
     utf8::UTF8 => unsafe { sys::napi_create_string_utf8(env, bytes.as_ptr().cast(), bytes.len() as isize, &mut out) },
@@ -79,33 +92,37 @@ fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, utf16: &mut Vec<u16>)
   Ok(out)
 }
 
-fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Span, utf16: &mut Vec<u16>) -> Result<sys::napi_value, String> {
+fn span_string(env: sys::napi_env, cache: &DecodeCache, input: &[u8], span: &Span, text: &mut TextScratch) -> Result<sys::napi_value, String> {
   if span.kind == SPAN_KEY {
     let kind = cache.keys.list.get(span.start as usize).map_or(utf8::LOSSY, |k| k.kind);
-    return make_string(env, cache.key_bytes(span.start), kind, utf16);
+    return make_string(env, cache.key_bytes(span.start), kind, text);
   }
   let bytes = input.get(span.start as usize..span.end as usize).ok_or("bson-rs: string span out of range")?;
-  make_string(env, bytes, span.kind, utf16)
+  make_string(env, bytes, span.kind, text)
 }
 
 /// Sends all strings of the last decode (or, after an error, its regular
 /// expressions) to the sink, `CHUNK` per call.
 fn deliver(env: sys::napi_env, sink: sys::napi_ref, dec: &mut DecodeState, input: &[u8], after_error: bool) -> Result<(), String> {
-  let DecodeState { cache, args, utf16, .. } = dec;
+  let DecodeState { cache, args, text, .. } = dec;
   let sent = if after_error {
     let spans = cache.error_regex_spans();
     if spans.is_empty() {
       return Ok(());
     }
-    send(env, sink, cache, args, utf16, input, spans.iter())
+    send(env, sink, cache, args, text, input, spans.iter())
   } else {
     if cache.span_count() == 0 {
       return Ok(());
     }
-    send(env, sink, cache, args, utf16, input, cache.spans())
+    send(env, sink, cache, args, text, input, cache.spans())
   };
-  if utf16.capacity() > KEEP_UTF16 {
-    *utf16 = Vec::new(); // (a huge string's scratch is not kept)
+  // (a huge string's scratch is not kept)
+  if text.utf16.capacity() * 2 > KEEP_TEXT_BYTES {
+    text.utf16 = Vec::new();
+  }
+  if text.latin1.capacity() > KEEP_TEXT_BYTES {
+    text.latin1 = Vec::new();
   }
   sent
 }
@@ -115,7 +132,7 @@ fn send<'a>(
   sink: sys::napi_ref,
   cache: &DecodeCache,
   args: &mut Vec<sys::napi_value>,
-  utf16: &mut Vec<u16>,
+  text: &mut TextScratch,
   input: &[u8],
   spans: impl Iterator<Item = &'a Span>,
 ) -> Result<(), String> {
@@ -136,7 +153,7 @@ fn send<'a>(
     args.clear();
     let mut result = Ok(());
     for span in spans.by_ref().take(CHUNK) {
-      match span_string(env, cache, input, span, utf16) {
+      match span_string(env, cache, input, span, text) {
         Ok(v) => args.push(v),
         Err(e) => {
           result = Err(e);

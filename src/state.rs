@@ -63,7 +63,15 @@ pub struct DecodeState {
   pub args: Vec<sys::napi_value>,
   pub raw_names: NameList,
   pub utf8_names: NameList,
-  /// Reusable buffer of a non-ASCII string's UTF-16 code units (decode.rs, make_string).
+  /// Reusable buffers of a non-ASCII string's characters (decode.rs, make_string).
+  pub text: TextScratch,
+}
+
+/// A non-ASCII string's characters for V8: as Latin-1 bytes where none is
+/// from U+0100, else as UTF-16 code units.
+#[derive(Default)]
+pub struct TextScratch {
+  pub latin1: Vec<u8>,
   pub utf16: Vec<u16>,
 }
 
@@ -77,7 +85,7 @@ pub struct NameList {
 
 impl DecodeState {
   pub fn new() -> Self {
-    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default(), utf16: Vec::new() }
+    DecodeState { cache: DecodeCache::new(), args: Vec::with_capacity(CHUNK), raw_names: NameList::default(), utf8_names: NameList::default(), text: TextScratch::default() }
   }
 }
 

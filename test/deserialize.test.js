@@ -938,3 +938,29 @@ test('regular expression options mapping and errors', () => {
     }
   }
 });
+
+test('Latin-1 text read as js-bson reads it: every character below U+0100 around the ends of 64-byte blocks, then one from U+0100, as values and keys', () => {
+  // (text from 64 UTF-8 bytes is narrowed to Latin-1 bytes in 64-byte blocks
+  // where the CPU has AVX-512, a block ending with a lead leaving it to the next)
+  const texts = [];
+  for (let c = 0; c < 256; c += 5) {
+    for (const fill of ['a', 'é']) {
+      for (const at of [0, 31, 32, 62, 63, 64, 65, 95, 127]) {
+        const chars = Array(130).fill(fill);
+        chars[at] = String.fromCharCode(c);
+        texts.push(chars.join(''));
+      }
+    }
+  }
+  for (const n of [40, 63, 64, 65, 127, 128, 129, 3000]) texts.push('Crème brûlée à la française. '.repeat(200).slice(0, n));
+  for (const t of texts.slice(0, 40)) {
+    for (const bad of ['Ā', '€', '日', '😀']) texts.push(t.slice(0, 70) + bad + t.slice(70));
+  }
+  for (const t of texts) {
+    const doc = { t, list: [t, t.slice(1)], [t.slice(0, 90).replace(/\0/g, '_')]: 1 };
+    const bytes = js.serialize(doc);
+    const got = rs.deserialize(bytes);
+    assert.deepStrictEqual(got, js.deserialize(bytes));
+    assert.strictEqual(got.t, t);
+  }
+});
