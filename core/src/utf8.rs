@@ -174,7 +174,7 @@ pub fn utf8_to_latin1(bytes: &[u8], out: &mut Vec<u8>) -> bool {
   let dst = out.spare_capacity_mut();
   let (mut i, mut o) = (0, 0);
   #[cfg(target_arch = "x86_64")]
-  if bytes.len() >= 64 && avx512::available() {
+  if avx512::available() {
     // SAFETY: the CPU has AVX-512 F, BW and VBMI2 and POPCNT (checked).
     match unsafe { avx512::utf8_to_latin1(bytes, dst) } {
       Some(at) => (i, o) = at,
