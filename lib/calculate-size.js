@@ -342,7 +342,7 @@ module.exports = function createSizer(bson, layout) {
       const slot = node === null || f < 4 ? undefined : node.slots[(f >>> 2) - 1];
       // (not at a position of ever-new key lists: the slot's compiled frame would read a new hidden class, see openFrame)
       const compiled = slot !== undefined && slot.frame !== null && !freshAt(node, f >>> 2);
-      total += compiled ? slot.frame(st, child, f) : frame(st, child, f, node);
+      total += compiled ? slot.frame(st, child, f, node) : frame(st, child, f, node);
     }
     return total;
   }

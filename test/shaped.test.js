@@ -13,7 +13,7 @@ const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
 const { outcome } = require('./support/compare');
 const { assertFastSizeTraps, traced } = require('./support/traps');
-const { testing: shapes } = require('../lib/shaped/size');
+const { testing: shapes, counts: sizeCounts } = require('../lib/shaped/size');
 const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
 
 const ROOT = path.join(__dirname, '..');
@@ -150,6 +150,34 @@ test('Proxies of a learned shape: same size and the same trap sequence as js-bso
   assert.deepStrictEqual(a, e);
   assert.ok(rsLog.length > 10, 'the proxies were read');
   assertFastSizeTraps(rsLog, jsLog, 'compiled frames');
+});
+
+test('a tree whose children differ by level: the leaves are sized by their own compiled frame, with js-bson\'s sizes and trap sequence', () => {
+  // deep_bson's shape: { right, left } at every level over { rightValue,
+  // leftValue } at the last, so one position holds both key lists. The
+  // leaves come to their parent's slot, which holds the inner node; the
+  // position's other node sizes them (shaped/size.js otherKeys).
+  const tree = (depth, leaf) => (depth === 0 ? leaf() : { right: tree(depth - 1, leaf), left: tree(depth - 1, leaf) });
+  const plain = () => tree(4, () => ({ rightValue: 'r', leftValue: 'l' }));
+  warmUp(plain);
+  const before = sizeCounts.altFrames;
+  for (let i = 0; i < 4; i++) sameSize(plain(), undefined, `call ${i}`);
+  // 16 leaves a call, all but those that came where the slot held the leaf node
+  assert.ok(sizeCounts.altFrames - before >= 4 * 8, `leaves sized through the other node: ${sizeCounts.altFrames - before}`);
+
+  // the same reads, in the same order, as js-bson: leaves behind Proxies
+  const jsLog = [];
+  const rsLog = [];
+  const e = outcome(() => js.calculateObjectSize(tree(4, () => traced({ rightValue: 'r', leftValue: new Date(1) }, jsLog))));
+  const a = outcome(() => rs.calculateObjectSize(tree(4, () => traced({ rightValue: 'r', leftValue: new Date(1) }, rsLog))));
+  assert.deepStrictEqual(a, e);
+  assert.ok(rsLog.length > 16 * 3, 'the leaves were read');
+  assertFastSizeTraps(rsLog, jsLog, 'leaves through the other node');
+
+  // a third key list at those positions, a leaf that is a Map, an array or has
+  // a toBSON: the generic frame, js-bson's sizes
+  const odd = [() => ({ v: 1 }), () => new Map([['rightValue', 1]]), () => [1, 2], () => ({ toBSON: () => ({ rightValue: 'x', leftValue: 'y' }) })];
+  for (const leaf of odd) sameSize(tree(4, leaf), undefined, String(leaf));
 });
 
 test("the last root's compiled frame tries every root first: js-bson's sizes, errors and trap sequence", () => {

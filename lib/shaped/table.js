@@ -85,7 +85,7 @@ function createTable(compile, isCompiled) {
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, recent: 0, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, root: null, enter: null, element: null };
+    return { keys, uses: 0, recent: 0, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, sized: null, root: null, enter: null, element: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
