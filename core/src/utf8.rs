@@ -138,7 +138,7 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
 /// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
-/// measures, then decodes). With SSSE3, 16 bytes at a time from 64 bytes on
+/// measures, then decodes). With SSSE3, 16 bytes at a time
 /// (see `ssse3::to_utf16`); the tail and blocks with a four-byte character
 /// go through the scalar loop. Invalid input never comes here; it would give
 /// wrong code units, never a panic.
@@ -230,9 +230,11 @@ fn utf8_to_latin1_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u8>], mut i: usize
   Some(o)
 }
 
-/// Text from this many bytes takes `ssse3::to_utf16`'s blocks (a shorter
-/// one has at most a block or two: the scalar loop alone was faster).
-const SIMD_MIN: usize = 64;
+/// Text from this many bytes (one block) takes `ssse3::to_utf16`'s blocks.
+/// (From 64 bytes until the blocks took any mix of one-, two- and three-byte
+/// characters: unicode_200, whose strings are mostly 20-60 bytes, then
+/// deserialized in 17.5 us where it took 23.6.)
+const SIMD_MIN: usize = 16;
 /// Bytes the scalar loop takes (at least) after a block the SIMD loop does
 /// not take (Rust speed test, Cyrillic words between spaces, before the
 /// blocks took them: 1.42 ns a character after 16 bytes, 1.29 after 64, the
