@@ -138,10 +138,10 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 
 /// Valid UTF-8 (`classify` said UTF8) as UTF-16 code units, into `out`
 /// (cleared first). One pass where V8's own UTF-8 decoder makes two (it
-/// measures, then decodes). With SSSE3, 16 bytes at a time
-/// (see `ssse3::to_utf16`); the tail and blocks with a four-byte character
-/// go through the scalar loop. Invalid input never comes here; it would give
-/// wrong code units, never a panic.
+/// measures, then decodes). With SSSE3, 16 bytes at a time (see
+/// `ssse3::to_utf16`); the last 16 or 17 bytes go through the scalar loop.
+/// Invalid input never comes here; it would give wrong code units, never a
+/// panic.
 pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
   // (at most one code unit per byte: no sequence gives more units than bytes)
@@ -235,12 +235,6 @@ fn utf8_to_latin1_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u8>], mut i: usize
 /// characters: unicode_200, whose strings are mostly 20-60 bytes, then
 /// deserialized in 17.5 us where it took 23.6.)
 const SIMD_MIN: usize = 16;
-/// Bytes the scalar loop takes (at least) after a block the SIMD loop does
-/// not take (Rust speed test, Cyrillic words between spaces, before the
-/// blocks took them: 1.42 ns a character after 16 bytes, 1.29 after 64, the
-/// scalar loop alone 1.23).
-const SCALAR_STRETCH: usize = 64;
-const SCALAR_STRETCH_MAX: usize = 4096;
 
 /// `to_utf16` from byte `i` / unit `o` (a character's start) to byte `end`
 /// or a little past it (a run in progress is finished): ASCII 8 bytes at a
@@ -588,18 +582,17 @@ mod ssse3 {
     table
   };
 
-  /// `to_utf16` 16 bytes at a time while 16 are left: 16 ASCII bytes, 5
+  /// `to_utf16` 16 bytes at a time while 16 are left (18 for a block that is
+  /// not all ASCII or all three-byte characters): 16 ASCII bytes, 5
   /// three-byte characters (most CJK; valid UTF-8: a lead byte at a
   /// character's start says where the next one starts, so the leads at the
-  /// expected offsets are enough), or any mix of one-, two- and three-byte
+  /// expected offsets are enough), any mix of one-, two- and three-byte
   /// characters (Latin-1 accents, Cyrillic, Greek, Arabic, Hebrew, ... with
   /// spaces and punctuation, typographic quotes, CJK with ASCII; Rust speed
-  /// test, Russian text: 1.2 -> 0.73 ns a character). At a block with a
-  /// four-byte character the scalar loop takes over for SCALAR_STRETCH bytes
-  /// or more, twice as many after each such block in a row (up to
-  /// SCALAR_STRETCH_MAX): decoding such a block's prefix here made the next
-  /// load wait for this block's compares, and testing every 64 bytes of text
-  /// that no block takes cost it ~8%.
+  /// test, Russian text: 1.2 -> 0.73 ns a character), or a mix with
+  /// four-byte characters too (emoji; such a block went to the scalar loop:
+  /// mixed text 1.43 -> 0.80 ns a character, emoji between words 1.69 ->
+  /// 1.20).
   /// Returns where it stopped (byte, unit), at a character's start.
   #[target_feature(enable = "ssse3")]
   pub(super) unsafe fn to_utf16(bytes: &[u8], dst: &mut [MaybeUninit<u16>]) -> (usize, usize) {
@@ -617,7 +610,6 @@ mod ssse3 {
     let word = |x: u16| _mm_set1_epi16(x as i16);
     let zero = _mm_setzero_si128();
     let (mut i, mut o) = (0usize, 0usize);
-    let mut stretch = super::SCALAR_STRETCH;
     while i + 16 <= bytes.len() && o + 16 <= dst.len() {
       let v = _mm_loadu_si128(bytes.as_ptr().add(i).cast());
       let out = dst.as_mut_ptr().add(o).cast::<__m128i>();
@@ -627,7 +619,6 @@ mod ssse3 {
         _mm_storeu_si128(out.add(1), _mm_unpackhi_epi8(v, zero));
         i += 16;
         o += 16;
-        stretch = super::SCALAR_STRETCH;
         continue;
       }
       let leads_3 = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xf0)), byte(0xe0))) as u32;
@@ -641,7 +632,6 @@ mod ssse3 {
         _mm_storeu_si128(out, units); // (5 units; the 3 past them are overwritten next)
         i += 15;
         o += 5;
-        stretch = super::SCALAR_STRETCH;
         continue;
       }
       // Any mix of one-, two- and three-byte characters (words between
@@ -687,11 +677,49 @@ mod ssse3 {
         _mm_storeu_si128(dst.as_mut_ptr().add(o + n0).cast(), _mm_shuffle_epi8(hi, _mm_loadu_si128(KEEP_LANES[m1].as_ptr().cast())));
         i += 16 + past as usize;
         o += n0 + m1.count_ones() as usize;
-        stretch = super::SCALAR_STRETCH;
         continue;
       }
-      (i, o) = super::to_utf16_scalar(bytes, dst, i, o, i + stretch);
-      stretch = (stretch * 2).min(super::SCALAR_STRETCH_MAX);
+      if i + 18 <= bytes.len() {
+        // A block with four-byte characters (emoji, rarer CJK): each one's
+        // surrogate pair in its lead's lane and the next (a continuation's,
+        // dropped otherwise); one led in byte 15, whose low surrogate's lane
+        // would be past the block, is left for the next.
+        let w1 = _mm_loadu_si128(bytes.as_ptr().add(i + 1).cast());
+        let w2 = _mm_loadu_si128(bytes.as_ptr().add(i + 2).cast());
+        let four = four as u32;
+        let leads = high & !(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xc0)), byte(0x80))) as u32);
+        let cut = four >> 15;
+        let starts = ((!high | leads | (four << 1)) & 0xffff) & !(cut << 15);
+        let after = _mm_slli_si128(_mm_cmpeq_epi8(_mm_and_si128(v, byte(0xf8)), byte(0xf0)), 1);
+        let units = |b: __m128i, n1: __m128i, n2: __m128i, after: __m128i| {
+          let low = _mm_and_si128(n1, word(0x3f));
+          let last = _mm_and_si128(n2, word(0x3f));
+          let two = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, word(0x1f)), 6), low);
+          let three = _mm_or_si128(_mm_or_si128(_mm_slli_epi16(b, 12), _mm_slli_epi16(low, 6)), last);
+          // (U+10000 and up: high 0xd800 + (code point >> 10) - 0x40, low 0xdc00 + its last 10 bits)
+          let high4 = _mm_add_epi16(word(0xd7c0), _mm_or_si128(_mm_or_si128(_mm_slli_epi16(_mm_and_si128(b, word(0x07)), 8), _mm_slli_epi16(low, 2)), _mm_srli_epi16(last, 4)));
+          let low4 = _mm_or_si128(word(0xdc00), _mm_or_si128(_mm_slli_epi16(_mm_and_si128(n1, word(0x0f)), 6), last));
+          let pick = |m: __m128i, a: __m128i, b: __m128i| _mm_or_si128(_mm_and_si128(m, a), _mm_andnot_si128(m, b));
+          let mut u = pick(_mm_cmpgt_epi16(b, word(0xdf)), three, two);
+          u = pick(_mm_cmpgt_epi16(b, word(0xef)), high4, u);
+          u = pick(after, low4, u);
+          pick(_mm_cmpgt_epi16(word(0x80), b), b, u)
+        };
+        let lo = units(_mm_unpacklo_epi8(v, zero), _mm_unpacklo_epi8(w1, zero), _mm_unpacklo_epi8(w2, zero), _mm_unpacklo_epi8(after, after));
+        let hi = units(_mm_unpackhi_epi8(v, zero), _mm_unpackhi_epi8(w1, zero), _mm_unpackhi_epi8(w2, zero), _mm_unpackhi_epi8(after, after));
+        // (the bytes past the block: a two-byte lead in byte 15 takes one, a
+        // three-byte lead in byte 15 two, in byte 14 one, a four-byte lead in
+        // byte 14 two, in byte 13 one)
+        let past = ((leads & !leads_3 & !four) >> 15) + ((leads_3 >> 15) & 1) * 2 + ((leads_3 >> 14) & 1) + ((four >> 14) & 1) * 2 + ((four >> 13) & 1);
+        let (m0, m1) = ((starts & 0xff) as usize, (starts >> 8) as usize);
+        let n0 = m0.count_ones() as usize;
+        _mm_storeu_si128(out, _mm_shuffle_epi8(lo, _mm_loadu_si128(KEEP_LANES[m0].as_ptr().cast())));
+        _mm_storeu_si128(dst.as_mut_ptr().add(o + n0).cast(), _mm_shuffle_epi8(hi, _mm_loadu_si128(KEEP_LANES[m1].as_ptr().cast())));
+        i += 16 + past as usize - cut as usize;
+        o += n0 + m1.count_ones() as usize;
+        continue;
+      }
+      break;
     }
     (i, o)
   }
@@ -1134,6 +1162,7 @@ mod tests {
       ("french", "Le cœur déçu mais l’âme plutôt naïve, rêva au-delà des îles. ".repeat(20_000)),
       ("japanese", "日本語の文章は、漢字と平仮名と片仮名で書かれます。ASCIIも混ざる 123。".repeat(20_000)),
       ("mixed", "naïve café 日本 Ж text 😀 ".repeat(20_000)),
+      ("emoji", "👍 ok 😀🎉 great 🚀 ".repeat(20_000)),
       ("short_mixed", "Grüße 世界 1234".to_string()),
     ];
     let mut out = Vec::new();
