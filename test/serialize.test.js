@@ -590,6 +590,12 @@ test('two-byte strings (written from their UTF-16 code units): every length and 
       same({ s, list: [s, s + 'x', 'x' + s], sub: { t: s } });
     }
   }
+  // text dense with emoji too (its surrogate pairs in the SIMD blocks)
+  if (addon.utf16Simd) {
+    const { stringArgOp } = require('../lib/serialize/types');
+    const { STRING_UTF16 } = require('../lib/serialize/ops');
+    for (const s of [fill('😀', 100), fill('🎉😀', 999), fill('🇫🇷', 3000)]) assert.strictEqual(stringArgOp(s), STRING_UTF16);
+  }
   // a lone surrogate, or a split pair, at every position of a CJK and a mixed text
   for (const base of [fill('日本語のテキスト', 70), fill('ab日cdeé', 70), fill('😀', 70)]) {
     for (let at = 0; at < base.length; at++) {

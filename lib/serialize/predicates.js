@@ -96,16 +96,4 @@ function noneAboveLatin1(s) {
   return regExpExec.call(NON_LATIN1, s) === null;
 }
 
-/**
- * looksTwoByte, with neither sampled character half of a surrogate pair (an
- * emoji, say): V8 writes text dense with them as fast as Rust's UTF-16 writer
- * (types.js writeString).
- */
-function looksTwoByteWithoutPairs(s) {
-  const n = s.length;
-  const a = s.charCodeAt(n >>> 1);
-  const b = s.charCodeAt(n >>> 2);
-  return (a > 0xff || b > 0xff) && (a & 0xf800) !== 0xd800 && (b & 0xf800) !== 0xd800;
-}
-
-module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, looksTwoByteWithoutPairs, longTwoByte, noneAboveLatin1, LONG_STRING };
+module.exports = { isUint8Array, isAnyArrayBuffer, isRegExp, isMap, isDate, inlineIsMap, inlineIsAnyArrayBuffer, looksTwoByte, longTwoByte, noneAboveLatin1, LONG_STRING };

@@ -12,7 +12,7 @@
 // which throws), key the key.
 // V8 inlines these into the walk's loops.
 const OP = require('./ops');
-const { looksTwoByteWithoutPairs, longTwoByte, noneAboveLatin1, LONG_STRING } = require('./predicates');
+const { looksTwoByte, longTwoByte, noneAboveLatin1, LONG_STRING } = require('./predicates');
 const { addon } = require('../native');
 
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
@@ -21,9 +21,9 @@ const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKE
 const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN, STRING_LATIN1 } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
-// converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3); its scalar loop
-// alone, which also takes surrogate pairs, is no faster than V8's WriteUtf8
-// (op STRING), so text that looks dense with emoji stays with V8.
+// converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3; surrogate pairs
+// too: 100,000 units of emoji 1.10x -> 2.57x js-bson on Node.js 20, where
+// they went to V8's WriteUtf8, op STRING, as its scalar loop was no faster).
 const TWO_BYTE_STRING = addon?.utf16Simd === true ? STRING_UTF16 : STRING;
 // Strings of this many units or more that do not look two-byte are searched
 // for a character above U+00FF (noneAboveLatin1, ~14 ns); without one Rust
@@ -65,7 +65,7 @@ function noteLatin1(widened) {
 
 /** The op of a string sent as an arg (more than SHORT_STRING_BYTES units). */
 function stringArgOp(value) {
-  return looksTwoByteWithoutPairs(value) ? TWO_BYTE_STRING : value.length < LATIN1_MIN ? STRING : oneByteLookingOp(value);
+  return looksTwoByte(value) ? TWO_BYTE_STRING : value.length < LATIN1_MIN ? STRING : oneByteLookingOp(value);
 }
 
 /** stringArgOp of a string of at least LATIN1_MIN units that does not look two-byte. */
