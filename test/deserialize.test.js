@@ -953,8 +953,13 @@ test('Latin-1 text read as js-bson reads it: every character below U+0100 around
     }
   }
   for (const n of [40, 63, 64, 65, 127, 128, 129, 3000]) texts.push('Crème brûlée à la française. '.repeat(200).slice(0, n));
+  // one from U+0100 at every place around the blocks' ends and at the end:
+  // the characters narrowed before it are widened, the rest decoded
+  // (utf8::to_utf16_after_latin1)
   for (const t of texts.slice(0, 40)) {
-    for (const bad of ['Ā', '€', '日', '😀']) texts.push(t.slice(0, 70) + bad + t.slice(70));
+    for (const bad of ['Ā', '€', '日', '😀']) {
+      for (const at of [0, 1, 31, 62, 63, 64, 70, 100, 129, 130]) texts.push(t.slice(0, at) + bad + t.slice(at));
+    }
   }
   for (const t of texts) {
     const doc = { t, list: [t, t.slice(1)], [t.slice(0, 90).replace(/\0/g, '_')]: 1 };

@@ -144,6 +144,24 @@ pub fn lossy_eq(key: &[u8], name: &[u8]) -> bool {
 /// panic.
 pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
   out.clear();
+  append_utf16(bytes, out);
+}
+
+/// `to_utf16` of text whose first characters `utf8_to_latin1` has narrowed
+/// (`latin1`, of the bytes before `rest`) before it met one from U+0100:
+/// those widened (one unit each), then `rest` decoded. (Decoding the whole
+/// text again instead made French text with a typographic quote near its end
+/// 8% slower to read than without the Latin-1 attempt.)
+pub fn to_utf16_after_latin1(latin1: &[u8], rest: &[u8], out: &mut Vec<u16>) {
+  out.clear();
+  out.reserve(latin1.len() + rest.len());
+  out.extend(latin1.iter().map(|&b| u16::from(b)));
+  append_utf16(rest, out);
+}
+
+/// `to_utf16` after the units already in `out`.
+fn append_utf16(bytes: &[u8], out: &mut Vec<u16>) {
+  let start = out.len();
   // (at most one code unit per byte: no sequence gives more units than bytes)
   out.reserve(bytes.len());
   let dst = out.spare_capacity_mut();
@@ -154,20 +172,22 @@ pub fn to_utf16(bytes: &[u8], out: &mut Vec<u16>) {
     (i, o) = unsafe { ssse3::to_utf16(bytes, dst) };
   }
   let o = to_utf16_scalar(bytes, dst, i, o, bytes.len()).1;
-  // SAFETY: every unit below o was written (o only grows by units written).
-  unsafe { out.set_len(o) };
+  // SAFETY: the units below start were there, and every unit of the o after
+  // them was written (o only grows by units written).
+  unsafe { out.set_len(start + o) };
 }
 
 /// Writes valid UTF-8 text whose characters are all below U+0100 (Latin-1:
 /// ASCII, and two-byte sequences led by 0xC2 or 0xC3) as one byte a
-/// character into `out` (cleared first); `false` (`out` unspecified) at the
-/// first character from U+0100. V8 keeps such text as a one-byte string:
-/// made from these bytes it is one copy, where from `to_utf16`'s code units
-/// V8 scans them and narrows them again (French text on Node.js 24: 0.59
-/// ns a character for to_utf16 and V8, 30,000 characters). 64 bytes at a
-/// time with AVX-512 VBMI2 where the CPU has it. Invalid input never comes
-/// here; it would give wrong bytes or `false`, never a panic.
-pub fn utf8_to_latin1(bytes: &[u8], out: &mut Vec<u8>) -> bool {
+/// character into `out` (cleared first). At the first character from U+0100,
+/// `Err(i)`: its byte, `out` holding the Latin-1 of the bytes before it (see
+/// `to_utf16_after_latin1`). V8 keeps such text as a one-byte string: made
+/// from these bytes it is one copy, where from `to_utf16`'s code units V8
+/// scans them and narrows them again (French text on Node.js 24: 0.59 ns a
+/// character for to_utf16 and V8, 30,000 characters). 64 bytes at a time
+/// with AVX-512 VBMI2 where the CPU has it. Invalid input never comes here;
+/// it would give wrong bytes or an `Err`, never a panic.
+pub fn utf8_to_latin1(bytes: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
   out.clear();
   // (at most one byte per byte)
   out.reserve(bytes.len());
@@ -176,17 +196,16 @@ pub fn utf8_to_latin1(bytes: &[u8], out: &mut Vec<u8>) -> bool {
   #[cfg(target_arch = "x86_64")]
   if avx512::available() {
     // SAFETY: the CPU has AVX-512 F, BW and VBMI2 and POPCNT (checked).
-    match unsafe { avx512::utf8_to_latin1(bytes, dst) } {
-      Some(at) => (i, o) = at,
-      None => return false,
-    }
+    // (at a block with a character from U+0100 the scalar loop finds it)
+    (i, o) = unsafe { avx512::utf8_to_latin1(bytes, dst) };
   }
-  let Some(o) = utf8_to_latin1_scalar(bytes, dst, i, o) else {
-    return false;
+  let (end, o) = match utf8_to_latin1_scalar(bytes, dst, i, o) {
+    Ok(o) => (Ok(()), o),
+    Err((i, o)) => (Err(i), o),
   };
   // SAFETY: every byte below o was written (o only grows by bytes written).
   unsafe { out.set_len(o) };
-  true
+  end
 }
 
 /// Whether `utf8_to_latin1` takes 64-byte blocks on this CPU (x86_64 with
@@ -200,8 +219,9 @@ pub fn fast_latin1() -> bool {
   false
 }
 
-/// `utf8_to_latin1` from byte `i` of `bytes`, byte `o` of `dst`; the next `o`, or `None` at a character from U+0100.
-fn utf8_to_latin1_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u8>], mut i: usize, mut o: usize) -> Option<usize> {
+/// `utf8_to_latin1` from byte `i` of `bytes`, byte `o` of `dst`: the next
+/// `o`, or `Err((i, o))` where it stopped, at a character from U+0100.
+fn utf8_to_latin1_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u8>], mut i: usize, mut o: usize) -> Result<usize, (usize, usize)> {
   while let Some(&b) = bytes.get(i) {
     // (eight ASCII characters at a time)
     if let (Some(x), Some(d)) = (bytes.get(i..i + 8).and_then(|s| <[u8; 8]>::try_from(s).ok()), dst.get_mut(o..o + 8)) {
@@ -214,20 +234,19 @@ fn utf8_to_latin1_scalar(bytes: &[u8], dst: &mut [MaybeUninit<u8>], mut i: usize
         continue;
       }
     }
-    let d = dst.get_mut(o)?;
+    let (Some(d), true) = (dst.get_mut(o), b < 0x80 || ((b == 0xc2 || b == 0xc3) && i + 1 < bytes.len())) else {
+      return Err((i, o));
+    };
     if b < 0x80 {
       d.write(b);
       i += 1;
-    } else if b == 0xc2 || b == 0xc3 {
-      let &c = bytes.get(i + 1)?;
-      d.write((c & 0x3f) | ((b & 0x03) << 6));
-      i += 2;
     } else {
-      return None;
+      d.write((bytes[i + 1] & 0x3f) | ((b & 0x03) << 6));
+      i += 2;
     }
     o += 1;
   }
-  Some(o)
+  Ok(o)
 }
 
 /// Text from this many bytes (one block) takes `ssse3::to_utf16`'s blocks.
@@ -965,9 +984,10 @@ mod avx512 {
   /// characters are their continuation bytes), one VBMI2 compress drops the
   /// leads, and the 64-byte store is cut to the characters' count. A block
   /// that ends with a lead leaves it to the next. Returns where the scalar
-  /// loop goes on (byte, output byte), or `None` at a byte from 0xC4.
+  /// loop goes on (byte, output byte): at the end, or at a block with a
+  /// byte from 0xC4 (where the scalar loop stops at its character).
   #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-  pub(super) unsafe fn utf8_to_latin1(bytes: &[u8], dst: &mut [MaybeUninit<u8>]) -> Option<(usize, usize)> {
+  pub(super) unsafe fn utf8_to_latin1(bytes: &[u8], dst: &mut [MaybeUninit<u8>]) -> (usize, usize) {
     let (mut i, mut o) = (0, 0);
     while i + 64 <= bytes.len() && o + 64 <= dst.len() {
       // SAFETY: i + 64 <= bytes.len(); the stores write at most 64 bytes from o, o + 64 <= dst.len().
@@ -981,7 +1001,7 @@ mod avx512 {
         continue;
       }
       if _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8(0xc4_u8 as i8)) != 0 {
-        return None;
+        break;
       }
       let leads = _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8(0xc0_u8 as i8));
       // (a lead in the last byte: its character is the next block's)
@@ -994,7 +1014,7 @@ mod avx512 {
       i += taken.count_ones() as usize;
       o += n;
     }
-    Some((i, o))
+    (i, o)
   }
 
   /// ssse3::latin1_to_utf8 32 characters at a time without shuffle tables:
@@ -1429,25 +1449,32 @@ mod tests {
       );
     }
     let mut out = Vec::new();
+    let mut units = Vec::new();
     for t in &texts {
       let expected: Vec<u8> = t.chars().map(|c| c as u32 as u8).collect();
-      assert!(utf8_to_latin1(t.as_bytes(), &mut out), "{t:?}");
+      assert_eq!(utf8_to_latin1(t.as_bytes(), &mut out), Ok(()), "{t:?}");
       assert_eq!(out, expected, "{t:?}");
       // the scalar loop alone
       let mut alone = Vec::with_capacity(t.len());
       let n = utf8_to_latin1_scalar(t.as_bytes(), alone.spare_capacity_mut(), 0, 0);
-      assert_eq!(n, Some(expected.len()), "{t:?}");
+      assert_eq!(n, Ok(expected.len()), "{t:?}");
       // SAFETY: the scalar loop wrote every byte below n.
       unsafe { alone.set_len(expected.len()) };
       assert_eq!(alone, expected, "{t:?}");
+      // a character from U+0100: Err at its byte, the Latin-1 of the text
+      // before it in `out`, and to_utf16_after_latin1 from there as std
       for bad in ['Ā', 'ő', '€', '日', '😀'] {
         for at in [0, t.chars().count() / 2, t.chars().count()] {
           let mut chars: Vec<char> = t.chars().collect();
           chars.insert(at, bad);
-          let s: String = chars.into_iter().collect();
-          assert!(!utf8_to_latin1(s.as_bytes(), &mut out), "{s:?}");
+          let s: String = chars.iter().collect();
+          let byte: usize = chars[..at].iter().map(|c| c.len_utf8()).sum();
+          assert_eq!(utf8_to_latin1(s.as_bytes(), &mut out), Err(byte), "{s:?}");
+          assert!(out.iter().map(|&b| char::from(b)).eq(chars[..at].iter().copied()), "{s:?}");
+          to_utf16_after_latin1(&out, &s.as_bytes()[byte..], &mut units);
+          assert!(units.iter().copied().eq(s.encode_utf16()), "{s:?}");
           let mut alone = Vec::with_capacity(s.len());
-          assert_eq!(utf8_to_latin1_scalar(s.as_bytes(), alone.spare_capacity_mut(), 0, 0), None, "{s:?}");
+          assert_eq!(utf8_to_latin1_scalar(s.as_bytes(), alone.spare_capacity_mut(), 0, 0).map_err(|(i, _)| i), Err(byte), "{s:?}");
         }
       }
     }
