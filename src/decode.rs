@@ -69,18 +69,19 @@ fn make_string(env: sys::napi_env, bytes: &[u8], kind: u8, text: &mut TextScratc
     // character, the characters narrowed before it are widened, not decoded
     // again (utf8::to_utf16_after_latin1).
     utf8::UTF8 if bytes.len() <= TEXT_SCRATCH_MAX => {
-      let latin1 = if bytes.len() >= LATIN1_MIN && utf8::fast_latin1() { utf8::utf8_to_latin1(bytes, &mut text.latin1) } else { Err(0) };
-      match latin1 {
+      let tried = (bytes.len() >= LATIN1_MIN && utf8::fast_latin1()).then(|| utf8::utf8_to_latin1(bytes, &mut text.latin1));
+      if let Some(Ok(())) = tried {
         // SAFETY: `text.latin1` is valid for its length.
-        Ok(()) => unsafe { sys::napi_create_string_latin1(env, text.latin1.as_ptr().cast(), text.latin1.len() as isize, &mut out) },
-        Err(at) => {
-          match bytes.get(at..) {
-            Some(rest) if at > 0 => utf8::to_utf16_after_latin1(&text.latin1, rest, &mut text.utf16),
-            _ => utf8::to_utf16(bytes, &mut text.utf16),
-          }
-          // SAFETY: `text.utf16` is valid for its length.
-          unsafe { sys::napi_create_string_utf16(env, text.utf16.as_ptr(), text.utf16.len() as isize, &mut out) }
+        unsafe { sys::napi_create_string_latin1(env, text.latin1.as_ptr().cast(), text.latin1.len() as isize, &mut out) }
+      } else {
+        // (`text.latin1` holds this text's characters only after an attempt:
+        // those before the byte where it stopped)
+        match tried.and_then(Result::err).and_then(|at| bytes.get(at..)) {
+          Some(rest) => utf8::to_utf16_after_latin1(&text.latin1, rest, &mut text.utf16),
+          None => utf8::to_utf16(bytes, &mut text.utf16),
         }
+        // SAFETY: `text.utf16` is valid for its length.
+        unsafe { sys::napi_create_string_utf16(env, text.utf16.as_ptr(), text.utf16.len() as isize, &mut out) }
       }
     }
     // SAFETY: `bytes` is valid UTF-8 (checked by the core) for its length.
