@@ -186,7 +186,12 @@ const MAX_PRESIZE = 64 * 1024 * 1024;
 // buffer from POOL_DOC_MAX (one 32 KB ASCII string 1.02x -> 1.11x js-bson,
 // 100 KB 1.03x -> 1.27x; Latin-1 text, then written by V8, 0.99x -> 3.59x at
 // 32 KB, where V8's writer was faster into the tighter buffer for a reason
-// not pinned down).
+// not pinned down). So does a document at least half binary data passed by
+// reference (types.js writeBinary: 1 KiB and up): the native writer copies
+// it from its typed array straight into the output, one pass where the
+// scratch took two (a GridFS chunk of 255 KiB 0.94-0.99x -> 1.28-1.32x
+// js-bson, one binary of 32 KiB 0.95x -> 1.13x, 50 of 4 KiB 0.94-0.96x ->
+// 1.00-1.08x, 200 of 1 KiB level at 0.79-0.88x).
 const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);
@@ -299,7 +304,7 @@ function runNative(tape, BSONError, fresh) {
   if (estimate > POOL_DOC_MAX) {
     if (
       fresh &&
-      (estimate >= OWN_BUFFER_MIN || strBytes >= estimate >> 1) &&
+      (estimate >= OWN_BUFFER_MIN || strBytes >= estimate >> 1 || ext - strExt >= estimate >> 1) &&
       strBytes + (ext - strExt) + tape.bi >= estimate - (estimate >> 3) &&
       estimate <= MAX_PRESIZE
     ) {
