@@ -896,6 +896,44 @@ test('deep circular structure past the scanned depth', () => {
   same(root);
 });
 
+test('circular structures and repeated objects past the scanned depth, in branch after branch', () => {
+  // (past SCAN_DEPTH the path is looked up in a Set that also holds sources of
+  // frames closed since: a hit there is a cycle only if the path has it)
+  let reads = 0;
+  const chain = (n, tag) => {
+    const levels = [{ n: 0 }];
+    for (let i = 1; i < n; i++) levels.push((levels[i - 1].c = i === 6 ? { get n() { reads++; return tag; } } : { n: i }));
+    levels[n - 1].c = { leaf: tag };
+    return levels;
+  };
+  const outcomes = (doc) => {
+    reads = 0;
+    const a = outcome(() => js.serialize(doc));
+    const jsReads = reads;
+    reads = 0;
+    const b = outcome(() => rs.serialize(doc));
+    assert.deepStrictEqual(b, a);
+    assert.strictEqual(reads, jsReads);
+    return a;
+  };
+  for (let round = 0; round < 8; round++) {
+    const a = chain(150, 'a');
+    const b = chain(150, 'b');
+    const doc = { a: a[0], b: b[0] };
+    outcomes(doc);
+    b[140].c = a[120]; // in the Set since branch a: not on b's path
+    assert.ok(outcomes(doc).ok);
+    b[140].c = { x: a[3], y: [a[130]] };
+    assert.ok(outcomes(doc).ok);
+    b[140].c = b[5]; // an ancestor below the scanned depth: b[6] read once in both, then the error
+    assert.match(outcomes(doc).message, /circular/);
+    b[140].c = b[120];
+    assert.match(outcomes(doc).message, /circular/);
+    b[140].c = [1, { z: b[110] }];
+    assert.match(outcomes(doc).message, /circular/);
+  }
+});
+
 test('a 20,000-level deep document', () => {
   let doc = { leaf: 'end' };
   for (let i = 0; i < 20000; i++) doc = i % 2 ? { level: i, child: doc } : { arr: [doc] };
