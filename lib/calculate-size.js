@@ -15,6 +15,7 @@
 const { Buffer } = require('node:buffer');
 const { addon } = require('./native');
 const { isMap, isDate, isRegExp, isAnyArrayBuffer, looksTwoByte, longTwoByte, LONG_STRING } = require('./serialize/predicates');
+const { onPath } = require('./serialize/path');
 const { createShapes, MAX_KEYS } = require('./shaped/size');
 const { freshAt } = require('./shaped/table');
 
@@ -23,8 +24,6 @@ const { freshAt } = require('./shaped/table');
 const memoNames = new Array(1024).fill('');
 const memoNameBytes = new Int32Array(1024);
 
-// The circular-structure path is scanned while short, mirrored in a Set when deep.
-const SCAN_DEPTH = 64;
 // `frame` recursion depth after which a subtree goes to the explicit stack.
 const MAX_FRAME_DEPTH = 48;
 
@@ -101,7 +100,10 @@ let level = 0;
 /** Drops what a call left in its state (all of it after an error; after a return only `target`). */
 function releaseState(st) {
   st.target = null;
-  st.path = null;
+  if (st.path.size !== 0) {
+    st.path.clear();
+    st.inSet = 0;
+  }
   st.memo = -1;
   st.toBSONChecked = false;
   st.depth = 0;
@@ -109,22 +111,20 @@ function releaseState(st) {
   if (st.stack.length !== 0) st.stack.length = 0;
 }
 
+/** Whether `value` is on the circular-structure path, `entered` (serialize/path.js). */
 function onCalcPath(st, value) {
-  if (st.path !== null) return st.path.has(value);
   const entered = st.entered;
-  for (let i = 0; i < entered.length; i++) if (entered[i] === value) return true;
-  return false;
+  return onPath(st, entered, entered.length - 1, value);
 }
 
 function enter(st, obj) {
   st.entered.push(obj);
-  if (st.path !== null) st.path.add(obj);
-  else if (st.entered.length > SCAN_DEPTH) st.path = new Set(st.entered);
 }
 
-function exit(st, obj) {
-  st.entered.pop();
-  if (st.path !== null) st.path.delete(obj);
+function exit(st) {
+  const entered = st.entered;
+  entered.pop();
+  if (entered.length < st.inSet) st.inSet = entered.length;
 }
 
 const reflectGet = Reflect.get;
@@ -149,7 +149,7 @@ module.exports = function createSizer(bson, layout) {
     let st = states[lvl];
     if (st === undefined) {
       // (stack: the frame driver's pending children)
-      st = { entered: [], path: null, memo: -1, toBSONChecked: false, depth: 0, stack: [], target: null };
+      st = { entered: [], path: new Set(), inSet: 0, memo: -1, toBSONChecked: false, depth: 0, stack: [], target: null };
       states[lvl] = st;
     }
     level = lvl + 1;
@@ -195,8 +195,7 @@ module.exports = function createSizer(bson, layout) {
 
   // js-bson's object stack of { object, ignoreUndefined, exit } frames is kept
   // as pairs in one array: [object, flags]. Its `path` Set (objects entered
-  // and not yet exited) is a stack: `entered`, scanned linearly while short,
-  // mirrored in a Set when deep.
+  // and not yet exited) is a stack: `entered` (serialize/path.js).
   function walk(st, object, flags, serializeFunctions, freshRoot) {
     // (its own array, not st.stack: measured 1.1-1.2x slower on { [id]: n })
     return walkStack(st, [object, flags & IGNORE_UNDEFINED], serializeFunctions, freshRoot === true);
@@ -216,7 +215,7 @@ module.exports = function createSizer(bson, layout) {
       const f = stack.pop();
       const obj = stack.pop();
       if (f & EXIT) {
-        exit(st, obj);
+        exit(st);
         continue;
       }
       enter(st, obj);
@@ -327,7 +326,7 @@ module.exports = function createSizer(bson, layout) {
     else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);
     else total += fields(st, kind, target, ignoreUndefined, false, stack);
     total += drain(st, base, node);
-    exit(st, obj);
+    exit(st);
     st.depth--;
     return total;
   }

@@ -14,6 +14,7 @@ const { isMap, isDate, isUint8Array, isRegExp, isAnyArrayBuffer } = require('./p
 const { keyEntry, keyWord, memoRow, memoSlot, K_NUL, K_DOLLAR, K_DOT, K_FLAGS, K_STAGED } = require('./keys');
 const T = require('./types');
 const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
+const { onPath, SCAN_DEPTH } = require('./path');
 const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
 const { sameKeys, freshAt } = require('../shaped/table');
 
@@ -41,31 +42,7 @@ const KIND_MAP = 2;
 const ROOT_TAGGED = 0;
 const ROOT_VALUE = 1;
 
-// The circular-structure path (js-bson's `path` Set) is exactly the sources
-// of the open frames, srcs[0..depth]. Up to SCAN_DEPTH levels (MongoDB's
-// nesting limit) they are scanned. Deeper, a Set answers first: it holds
-// srcs[0..walker.inSet), brought up to the current depth when asked, and
-// is only emptied when the call ends, so it may also hold sources of frames
-// closed since: a value found in it is on the path only if the scan finds it
-// (a repeated object, rarely). (Scanning the first 64 levels on every deeper
-// level and deleting each source from the Set as its frame closed made
-// documents of 100 levels 0.90-0.92x js-bson's speed, 200 levels 0.68-0.74x.)
-const SCAN_DEPTH = 100;
-function onPath(walker, depth, value) {
-  const srcs = walker.srcs;
-  if (depth >= SCAN_DEPTH) {
-    const path = walker.path;
-    for (let d = walker.inSet; d <= depth; d++) path.add(srcs[d]);
-    walker.inSet = depth + 1;
-    if (!path.has(value)) return false;
-  }
-  for (let d = 0; d <= depth; d++) {
-    if (srcs[d] === value) return true;
-  }
-  return false;
-}
-
-/** Puts `value` on the circular-structure path at depth `d` (onPath). */
+/** Puts `value` on the circular-structure path at depth `d` (path.js). */
 function enterPath(walker, d, value) {
   walker.srcs[d] = value;
   if (d < walker.inSet) walker.inSet = d;
@@ -96,7 +73,7 @@ class Walker {
     this.frames = [];
     this.srcs = []; // frame sources by depth (the circular-structure path)
     this.path = new Set();
-    this.inSet = 0; // srcs[0..inSet) are in `path` (onPath)
+    this.inSet = 0; // srcs[0..inSet) are in `path` (path.js)
     // what a lane hands over (see documentLane / arrayLane)
     this.hand = 0;
     this.key = undefined;
@@ -488,7 +465,8 @@ function createLanes(bson, layout, types) {
 // Compiled frames call each other down a document's levels on the JS stack
 // (the walk keeps its own frames), so they stop at a bound past MongoDB's
 // nesting limit of 100. (With 62, a document of 100 levels was 1.08-1.10x
-// js-bson's speed, 200 levels 0.88-0.89x; with this 1.14-1.16x, 0.96-0.97x.)
+// js-bson's speed, 200 levels 0.88-0.89x; with this 1.14-1.16x, 0.96-0.97x,
+// both before path.js's unrolled scan; 254 was no faster at 200 levels.)
 const MAX_COMPILED_DEPTH = 126;
 
 function createWalk(bson, layout) {
@@ -658,7 +636,7 @@ function createWalk(bson, layout) {
         pre = PRE_NONE;
         nested = preTag;
         preTag = undefined;
-        if (onPath(walker, depth, nested)) throw circular();
+        if (onPath(walker, walker.srcs, depth, nested)) throw circular();
       } else if (value === undefined) {
         if (isArr || iu === false) writeNull(t, w, key);
       } else if (value === null) {
@@ -679,7 +657,7 @@ function createWalk(bson, layout) {
         const untagged = pre === PRE_UNTAGGED;
         pre = PRE_NONE;
         if (untagged || !writeUntagged(t, w, key, value, false)) {
-          if (onPath(walker, depth, value)) throw circular();
+          if (onPath(walker, walker.srcs, depth, value)) throw circular();
           nestedRust = Array.isArray(value);
           writeDocument(t, w, key, nestedRust);
           nested = value;
@@ -697,7 +675,7 @@ function createWalk(bson, layout) {
         } else if (tag === 'Code') {
           const scope = writeCode(t, w, key, value);
           if (scope !== null) {
-            if (onPath(walker, depth, scope)) throw circular();
+            if (onPath(walker, walker.srcs, depth, scope)) throw circular();
             nested = scope; // a document: array scopes get explicit keys
           }
         } else if (tag === 'DBRef') {
@@ -928,7 +906,7 @@ function createWalk(bson, layout) {
   /** writeUntagged, the cycle check and the document's header: the depth of its frame, or -1 when it was written as a value. */
   function openDocument(walker, t, w, key, value, depth) {
     if (writeUntagged(t, w, key, value, true)) return -1;
-    if (onPath(walker, depth, value)) throw circular();
+    if (onPath(walker, walker.srcs, depth, value)) throw circular();
     writeDocument(t, w, key, Array.isArray(value));
     const d = depth + 1;
     walker.frame(d);

@@ -216,7 +216,7 @@ const DRAIN = `while (stack.length > base) {
   // (not at a position of ever-new key lists: see shaped/serialize.js FRESH_READS)
   total += slot !== undefined && slot.frame !== null && F[(f >>> 2) - 1] === 0 ? slot.frame(st, child, f, node) : frame(st, child, f, node);
 }
-exit(st, obj);
+exit(st);
 st.depth--;
 return total;
 `;
