@@ -508,6 +508,18 @@ test('typed arrays, ArrayBuffer, DataView, Buffer views with offsets', () => {
     emptyU8: new Uint8Array(0),
     bigU8: new Uint8Array(100000).fill(7)
   });
+  // (a view other than a Uint8Array is a document of its keys: its indices, then any other own keys)
+  const extra = new Float32Array([0.5, -1, 3]);
+  extra.note = 'x';
+  Object.defineProperty(extra, 'later', { enumerable: true, get: () => 'read last' });
+  const shrinking = new Int16Array(new ArrayBuffer(8, { maxByteLength: 16 }));
+  shrinking.set([1, 2, 3, 4]);
+  for (let round = 0; round < 12; round++) {
+    same({ f32: new Float32Array(64).fill(1.5 + round), extra, nested: [new Uint16Array([round, 2]), { w: new Float64Array(3).fill(round) }] });
+    same({ v: { toBSON: () => new Int32Array([round, -round]) }, dv: new DataView(new ArrayBuffer(2)), shrinking });
+    same({ first: { toBSON() { shrinking.buffer.resize(4); return 1; } }, shrinking });
+    shrinking.buffer.resize(8);
+  }
 });
 
 test('array holes, extra array properties, sparse and array-likes', () => {

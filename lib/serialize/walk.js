@@ -38,6 +38,25 @@ const NO_KEYS = [];
 const KIND_OBJ = 0;
 const KIND_ARR = 1;
 const KIND_MAP = 2;
+// An object frame over an ArrayBuffer view (a Float32Array, say), which
+// js-bson writes as a document of its keys: the walk reads its elements
+// itself, not in the document lane, a typed array's first `length` keys
+// (its indices) by number, any other key with Reflect.get. (The lane's
+// keyed load, given a typed array's elements under string keys, made V8
+// deoptimize the lane over and over: 64 floats 0.68x js-bson's speed, and
+// other documents serialized in the same process slower.)
+const KIND_VIEW = 3;
+// %TypedArray%.prototype's length getter: a typed array's element count, from its internal slot
+const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
+
+/** The number of elements of an ArrayBuffer view, read as numbers in a KIND_VIEW frame (a DataView: none). */
+function viewElements(view) {
+  try {
+    return typedArrayLength.call(view);
+  } catch {
+    return 0;
+  }
+}
 // the two root errors after the type checks (walk's rootError)
 const ROOT_TAGGED = 0;
 const ROOT_VALUE = 1;
@@ -62,6 +81,7 @@ class Frame {
     this.single = false; // one element handed over by a compiled frame (handOne)
     this.elementNode = null; // an array's: the compiled node its last document element had
     this.memo = 0; // its key memo row (see memoRow)
+    this.viewLength = 0; // KIND_VIEW: how many of its keys are element indices
   }
 }
 
@@ -219,7 +239,10 @@ function setFrame(f, kind, source, target, keys, ck, iu, rustArr) {
   f.rustArr = rustArr;
   f.single = false;
   f.elementNode = null;
-  f.kind = kind;
+  if (kind === KIND_OBJ && ArrayBuffer.isView(target)) {
+    f.kind = KIND_VIEW;
+    f.viewLength = viewElements(target);
+  } else f.kind = kind;
   f.target = target;
   f.keys = keys;
   f.iter = kind === KIND_MAP ? entriesOf(source) : null;
@@ -540,6 +563,13 @@ function createWalk(bson, layout) {
             if (hand === HAND_TOBSON) toBSONChecked = true;
             else if (hand === HAND_NO_TOBSON) toBSONAbsent = laneEntry = true;
           }
+        }
+      } else if (kind === KIND_VIEW) {
+        if (idx >= keys.length) end = true;
+        else {
+          key = keys[idx];
+          value = idx < fr.viewLength ? target[idx] : reflectGet(target, key);
+          idx++;
         }
       } else if (kind === KIND_ARR) {
         if (idx >= target.length) end = true;
