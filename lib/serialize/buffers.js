@@ -59,6 +59,7 @@ class Tape {
     this.ai = ARG0; // next string / byte arg
     this.ext = 0; // a lower bound of the string and binary bytes sent as args (sizes the output)
     this.strExt = 0; // the string args' part of ext
+    this.bigBinExt = 0; // the part of binary args of at least OWN_BINARY_MIN bytes
     this.pieces = []; // the rope's pieces: short strings once past ROPE_AFTER tape bytes (types.js putRopePiece)
     this.np = 0; // pieces in this document
     this.ropeAt = -1; // the rope's arg index (reserved by its first piece), or -1
@@ -80,6 +81,7 @@ class Tape {
     this.ai = ARG0;
     this.ext = 0;
     this.strExt = 0;
+    this.bigBinExt = 0;
     this.np = 0;
     this.ropeAt = -1;
   }
@@ -187,11 +189,11 @@ const MAX_PRESIZE = 64 * 1024 * 1024;
 // 100 KB 1.03x -> 1.27x; Latin-1 text, then written by V8, 0.99x -> 3.59x at
 // 32 KB, where V8's writer was faster into the tighter buffer for a reason
 // not pinned down). So does a document at least half binary data passed by
-// reference (types.js writeBinary: 1 KiB and up): the native writer copies
-// it from its typed array straight into the output, one pass where the
-// scratch took two (a GridFS chunk of 255 KiB 0.94-0.99x -> 1.28-1.32x
-// js-bson, one binary of 32 KiB 0.95x -> 1.13x, 50 of 4 KiB 0.94-0.96x ->
-// 1.00-1.08x, 200 of 1 KiB level at 0.79-0.88x).
+// reference in pieces of OWN_BINARY_MIN (8 KiB) and more: the native writer
+// copies them from their typed arrays straight into the output, one pass
+// where the scratch took two (the bench's child: a GridFS chunk of 255 KiB
+// 1.00x -> 1.33x js-bson, one binary of 32 KiB 1.00x -> 1.13-1.15x, 20 of
+// 8 KiB 0.93-0.96x -> 1.05-1.06x).
 const OWN_BUFFER_MIN = 256 * 1024;
 let pool = registered[SLOT.encOut];
 let poolBytes = new Uint8Array(pool);
@@ -304,7 +306,7 @@ function runNative(tape, BSONError, fresh) {
   if (estimate > POOL_DOC_MAX) {
     if (
       fresh &&
-      (estimate >= OWN_BUFFER_MIN || strBytes >= estimate >> 1 || ext - strExt >= estimate >> 1) &&
+      (estimate >= OWN_BUFFER_MIN || strBytes >= estimate >> 1 || tape.bigBinExt >= estimate >> 1) &&
       strBytes + (ext - strExt) + tape.bi >= estimate - (estimate >> 3) &&
       estimate <= MAX_PRESIZE
     ) {

@@ -47,6 +47,13 @@ module.exports = Object.freeze({
   // or slower (1 KiB level, 2 KiB 0.97x -> 0.80x in one A/B).
   COPY_BINARY_MAX: 48,
   SET_BINARY_MAX: 1023,
+  // Binary data of at least this many bytes passed by reference counts
+  // towards writing the document into a buffer of its own (buffers.js
+  // runNative): copied there in one pass, not into the scratch and again
+  // out of it. (Below it the copy into fresh memory was slower than the
+  // two passes: 50 binaries of 4 KiB 0.95x -> 0.87x js-bson, 200 of 1 KiB
+  // 0.82-0.84x -> 0.72-0.74x; 20 of 8 KiB 0.93-0.96x -> 1.05-1.06x.)
+  OWN_BINARY_MIN: 8192,
   SHORT_STRING_BYTES: 48, // ASCII strings up to this length are written by the walk
   // Short strings of at least ROPE_MIN characters past ROPE_AFTER bytes of
   // tape go into the document's rope (types.js putRopePiece). (Measured on

@@ -18,6 +18,7 @@ const { addon } = require('../native');
 const { END, DOUBLE, STRING, DOC, ARRAY, BINARY, OID, FALSE, DATE, NULL, REGEX, CODE, SYMBOL } = OP;
 const { CODE_W_SCOPE, INT32, TIMESTAMP, INT64, DECIMAL128, TRUE, SKIP, STRING_BYTES, OID_INTS } = OP;
 const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKEY, MINKEY, COPY_BINARY_MAX, SET_BINARY_MAX, SHORT_STRING_BYTES } = OP;
+const { OWN_BINARY_MIN } = OP;
 const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN, STRING_LATIN1 } = OP;
 
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
@@ -345,6 +346,7 @@ function writeUint8Array(t, w, key, value) {
   } else {
     t.args[t.ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
     t.ext += size;
+    if (size >= OWN_BINARY_MIN) t.bigBinExt += size;
   }
 }
 
@@ -500,7 +502,10 @@ function createTypes(bson, layout) {
         data instanceof Uint8Array
           ? size > COPY_BINARY_MAX && ArrayBuffer.isView(data) && size <= typedArrayByteLength.call(data) ? data : new Uint8Array(data)
           : toBytes(data, data?.length);
-      if (typeof size === 'number' && size > 0) t.ext += Math.floor(size);
+      if (typeof size === 'number' && size > 0) {
+        t.ext += Math.floor(size);
+        if (size >= OWN_BINARY_MIN) t.bigBinExt += Math.floor(size);
+      }
     }
   }
 
