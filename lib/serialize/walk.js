@@ -727,7 +727,8 @@ function createWalk(bson, layout) {
       fr.idx = idx;
       fr = walker.frame(++depth);
       enterPath(walker, depth, nested);
-      if (isArr && walker.shaped && depth <= MAX_COMPILED_DEPTH) {
+      if (nestedRust) handBack(walker, KIND_ARR, nested, null); // (an array: openFrame's answer, known)
+      else if (isArr && walker.shaped && depth <= MAX_COMPILED_DEPTH) {
         if (writeArrayDocument(walker, t, nested, depth, nestedCk, nestedIu, serializeFunctions)) {
           fr = walker.frames[--depth];
           continue;
