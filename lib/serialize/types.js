@@ -21,6 +21,12 @@ const { BINARY_BYTES, REGEX_BYTES, STRING_UTF16, CODE_BYTES, SYMBOL_BYTES, MAXKE
 const { OWN_BINARY_MIN } = OP;
 const { STRING_ROPE_FIRST, STRING_ROPE, ROPE_AFTER, ROPE_MIN, STRING_LATIN1 } = OP;
 
+/** Counts `n` bytes of binary data passed by reference towards the output's size and buffer (buffers.js runNative). */
+function countBinaryArg(t, n) {
+  t.ext += n;
+  if (n >= OWN_BINARY_MIN) t.bigBinExt += n;
+}
+
 // The op of a string V8 holds as two-byte: STRING_UTF16 where the addon
 // converts UTF-16 to UTF-8 with SIMD (x86_64 with SSSE3; surrogate pairs
 // too: 100,000 units of emoji 1.10x -> 2.57x js-bson on Node.js 20, where
@@ -345,8 +351,7 @@ function writeUint8Array(t, w, key, value) {
     copyToTape(t, t.opi - 1, value, size);
   } else {
     t.args[t.ai++] = ArrayBuffer.isView(value) ? value : toBytes(value, size);
-    t.ext += size;
-    if (size >= OWN_BINARY_MIN) t.bigBinExt += size;
+    countBinaryArg(t, size);
   }
 }
 
@@ -502,10 +507,7 @@ function createTypes(bson, layout) {
         data instanceof Uint8Array
           ? size > COPY_BINARY_MAX && ArrayBuffer.isView(data) && size <= typedArrayByteLength.call(data) ? data : new Uint8Array(data)
           : toBytes(data, data?.length);
-      if (typeof size === 'number' && size > 0) {
-        t.ext += Math.floor(size);
-        if (size >= OWN_BINARY_MIN) t.bigBinExt += Math.floor(size);
-      }
+      if (typeof size === 'number' && size > 0) countBinaryArg(t, Math.floor(size));
     }
   }
 
