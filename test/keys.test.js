@@ -135,6 +135,19 @@ test('cold window: every key of a document of more than 256 keys is defined (its
   same(doc);
 });
 
+test('cold window: every key of a document of more than 1,024 keys is defined (it runs on into the next memo rows)', () => {
+  // (when a document's positions wrapped around within its row of 1,024 memo
+  // slots, keys 1,024 apart took turns at a slot, missed on every call and
+  // were sent inline for good)
+  assert.strictEqual(keyCacheState('x').cold, true);
+  const doc = {};
+  for (let i = 0; i < 2500; i++) doc[`wider_key_${i}`] = i % 3 === 0 ? `v${i}` : i;
+  for (let i = 0; i < 3; i++) same(doc);
+  for (const i of [0, 1, 500, 1023, 1024, 1025, 1500, 2047, 2048, 2499]) assert.strictEqual(keyCacheState(`wider_key_${i}`).defined, true, `wider_key_${i}`);
+  same({ nested: doc, after: { a: 1, b: [doc] } });
+  same(doc);
+});
+
 test('cold window: key errors and checkKeys are js-bson\'s, inline keys included', () => {
   assert.strictEqual(keyCacheState('x').cold, true);
   for (let i = 0; i < 50; i++) {
