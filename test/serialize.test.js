@@ -963,6 +963,32 @@ test('a 20,000-level deep document', () => {
   same(doc);
 });
 
+test('arrays past 10,000 and 1,000,000 elements: each kind of the native array runs at every index width', () => {
+  // (the runs take index digits from a table below 10,000 and count them out
+  // up to 1,000,000; past that run_inner writes the elements)
+  const oid = new ObjectId('65a1b2c3d4e5f60718293a4b');
+  const kinds = [
+    (i) => i,
+    (i) => i + 0.5,
+    (i) => 'v' + (i % 97),
+    (i) => new Date(i),
+    (i) => Long.fromNumber(i * 3),
+    (i) => new Timestamp({ t: i, i: 1 }),
+    () => oid,
+    () => null,
+    (i) => new Binary(Buffer.from([i & 255, 1, 2]))
+  ];
+  const n = 1_000_050;
+  // blocks of 16: one kind (a long run) or every kind in turn
+  const values = Array.from({ length: n }, (_, i) => {
+    const block = i >> 4;
+    return kinds[(block & 1 ? block : i) % kinds.length](i);
+  });
+  const doc = { values, after: 1 };
+  assert.ok(Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
+  assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc));
+});
+
 test('a document larger than 17 MiB is serialized whole and round-trips through js-bson', () => {
   const big = 'a'.repeat(18 * 1024 * 1024) + 'é';
   const bytes = rs.serialize({ big, after: 1 });

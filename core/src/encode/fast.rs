@@ -8,7 +8,7 @@
 //! Calls `ops`, `out`, `values` (`oid_from_ints`).
 
 use super::ops::*;
-use super::out::{index_table, Out};
+use super::out::{index_digits, index_table, Out};
 use super::values::oid_from_ints;
 use super::{bad, long_from_number, op, Frame, KeyEntry, KEY_BYTES, KEY_BYTES_LEN};
 
@@ -229,7 +229,7 @@ impl ArrayCursor {
     let result = loop {
       let Some(&word) = ops.get(oi) else { break Ok(true) };
       let Some(type_byte) = type_of(word) else { break Ok(true) };
-      let Some(&digits) = table.get(ix as usize) else { break Ok(false) };
+      let Some(digits) = index_digits(table, ix) else { break Ok(false) };
       let s = ni * 8;
       let Some(src) = nums.get(s..s + slots * 8) else { break Err("number slot past the end") };
       let Some(Ok(w)) = buf.get_mut(at..at + 8 + VALUE_ROOM).map(<&mut [u8; 8 + VALUE_ROOM]>::try_from) else { break Ok(false) };
@@ -265,7 +265,7 @@ impl ArrayCursor {
       if word != op::BINARY_BYTES {
         break Ok(true);
       }
-      let Some(&digits) = table.get(ix as usize) else { break Ok(false) };
+      let Some(digits) = index_digits(table, ix) else { break Ok(false) };
       let s = ni * 8;
       let Some(Ok(src)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else { break Err("number slot past the end") };
       let len = i32::from_le_bytes([src[0], src[1], src[2], src[3]]);
@@ -351,7 +351,7 @@ pub(super) fn fast_run(
     // leaves the element to run_inner must leave the key's bytes too)
     let mut vb = b_i;
     if array {
-      let Some(&digits) = table.get(index as usize) else { break Ok(()) };
+      let Some(digits) = index_digits(table, index) else { break Ok(()) };
       p = put_index_head(w, digits, info.type_byte);
     } else {
       let key_ref = (word >> 8) as usize;

@@ -210,9 +210,40 @@ pub(super) fn index_word(mut v: u32) -> (u64, usize) {
 /// Array indices below this come from a precomputed table.
 const INDEX_TABLE: u32 = 10_000;
 
+/// The fast paths' array indices stop below this: their element head is one
+/// 8-byte word of type byte, digits and NUL (fast.rs put_index_head).
+const INDEX_HEAD_MAX: u32 = 1_000_000;
+
 /// Decimal digits of the indices below INDEX_TABLE, packed little-endian and
 /// NUL-padded (the digit count is the number of non-zero bytes).
 pub(super) fn index_table() -> &'static [u64] {
   static TABLE: std::sync::OnceLock<Box<[u64]>> = std::sync::OnceLock::new();
   TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| index_word(i).0).collect())
+}
+
+/// Four zero-padded decimal digits of each number below INDEX_TABLE, packed as in index_table.
+fn padded_table() -> &'static [u32] {
+  static TABLE: std::sync::OnceLock<Box<[u32]>> = std::sync::OnceLock::new();
+  // (the digits of 10_000 + i without their leading 1)
+  TABLE.get_or_init(|| (0..INDEX_TABLE).map(|i| (index_word(INDEX_TABLE + i).0 >> 8) as u32).collect())
+}
+
+/// The digits word of array index `ix` for the fast paths (`table`: index_table()),
+/// or None from INDEX_HEAD_MAX on. Past the table: the table's word of its
+/// leading digits, then four from padded_table. (When the fast paths stopped
+/// at the table's end, an array of 100,000 int32s took run_inner's path, a
+/// fast-path attempt and all, for 90% of its elements: 0.73x js-bson's
+/// serialize speed, 3.6x at 10,000; with index_word's divisions there, 1.8x.)
+#[inline(always)]
+pub(super) fn index_digits(table: &[u64], ix: u32) -> Option<u64> {
+  if let Some(&digits) = table.get(ix as usize) {
+    return Some(digits);
+  }
+  if ix >= INDEX_HEAD_MAX {
+    return None;
+  }
+  let (high, low) = (ix / INDEX_TABLE, ix % INDEX_TABLE);
+  let lead = *table.get(high as usize)?;
+  let low_digits = u64::from(*padded_table().get(low as usize)?);
+  Some(lead | low_digits << (if high < 10 { 8 } else { 16 }))
 }
