@@ -50,11 +50,23 @@ function byteLength(s) {
   return Buffer.byteLength(s, 'utf8');
 }
 
-/** UTF-8 length of an element name: an array index (i.toString()) or a key. */
+/**
+ * UTF-8 length of array index `i` as an element name (i.toString()): its
+ * digits, counted without a string (String(i) for indices from 10,000 on
+ * made sizing 100,000 int32s 1.7x js-bson's speed against 14x at 10,000).
+ */
+function indexLength(i) {
+  return i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : i < 10000 ? 4 : longIndexLength(i);
+}
+
+/** indexLength from 10,000 on (its own function: the common ladder stays small). */
+function longIndexLength(i) {
+  return i < 100000 ? 5 : i < 1000000 ? 6 : i < 10000000 ? 7 : i < 100000000 ? 8 : i < 1000000000 ? 9 : 10;
+}
+
+/** UTF-8 length of an element name: an array index (indexLength) or a key. */
 function nameLength(st, name, isArray) {
-  if (isArray) {
-    return name < 10 ? 1 : name < 100 ? 2 : name < 1000 ? 3 : name < 10000 ? 4 : String(name).length;
-  }
+  if (isArray) return indexLength(name);
   const m = st.memo;
   if (m < 0 || typeof name !== 'string') return Buffer.byteLength(name, 'utf8');
   if (memoNames[m] === name) return memoNameBytes[m];
@@ -491,6 +503,7 @@ module.exports = function createSizer(bson, layout) {
     untaggedSize,
     regExpSize,
     onCalcPath,
+    indexLength,
     numberSize,
     stringSize,
     nullSize,

@@ -987,6 +987,10 @@ test('arrays past 10,000 and 1,000,000 elements: each kind of the native array r
   const doc = { values, after: 1 };
   assert.ok(Buffer.from(rs.serialize(doc)).equals(js.serialize(doc)));
   assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc));
+  // sized again and again: then by the compiled sizer of its array too
+  const small = { flags: Array.from({ length: 12_000 }, (_, i) => (i % 3 === 0 ? null : i % 3 === 1)) };
+  const want = js.calculateObjectSize(small);
+  for (let i = 0; i < 80; i++) assert.strictEqual(rs.calculateObjectSize(small), want, `call ${i}`);
 });
 
 test('a document larger than 17 MiB is serialized whole and round-trips through js-bson', () => {

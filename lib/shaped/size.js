@@ -113,6 +113,7 @@ const PARAMS = [
   'OBJECT',
   'ARRAY',
   'MAP',
+  'indexLength',
   'numberSize',
   'stringSize',
   'nullSize',
@@ -287,7 +288,7 @@ function arraySource() {
 let total = 0, v, tag, nb, num, str, bool, r, cls = ${CLS_OTHER};
 for (let i = 0; i < o.length; i++) {
 v = o[i];
-nb = i < 10 ? 1 : i < 100 ? 2 : i < 1000 ? 3 : i < 10000 ? 4 : String(i).length;
+nb = indexLength(i);
 ${elementSource('i', nb, true, 1)}}
 return total;
 };
