@@ -29,11 +29,17 @@ const MAX_PER_FIRST_KEY = 32; // documents of many collections all start with _i
 // rest of the document. (It must stop before the table's window ends, a
 // quarter of WINDOW: else the whole table goes cold.)
 const MAX_SLOT_MISSES = 8;
-// cold: of the last WINDOW look-ups, more than a quarter brought a new key
-// list ({ $set: { [day]: v } } brings one new list in two look-ups); then
-// calls use the generic path, and after COLD_CALLS of them the table gets one
-// more window of look-ups to show whether key lists recur again. (A look-up
-// that adds a node costs ~0.5 µs: far too much to make on every call.)
+// cold: more than a quarter of a window's WINDOW look-ups brought a key
+// list new to the table that did not come again by the end of the next
+// window ({ $set: { [day]: v } } brings one such list in two look-ups);
+// then calls use the generic path, and after COLD_CALLS of them the table
+// gets two more windows of look-ups to show whether key lists recur again.
+// (A look-up that adds a node costs ~0.5 µs: far too much to make on every
+// call.) Lists are judged a window late, once they have had the time to
+// recur: counted as they came, a process's first documents of many key lists
+// sent the table cold for COLD_CALLS calls (an aggregate command of 17, its
+// pipeline's stages and their operators: serialized at 1.04-1.07x js-bson's
+// speed over its first 65,536 calls, 1.5x after).
 const WINDOW = 64;
 const COLD_CALLS = 65536;
 
@@ -68,7 +74,10 @@ function createTable(compile, isCompiled) {
   let compiledCount = 0;
   let calls = 0; // calls since the table went cold
   let probes = 0; // look-ups in the current window
-  let fresh = 0; // of which brought a key list not in the table
+  let added = []; // the nodes of the key lists new to the table in the current window
+  let judged = []; // ... in the window before, judged when this one ends
+  let unlisted = 0; // look-ups of the current window that found no room for a new key list
+  let unlistedBefore = 0; // ... of the window before
   let cold = false;
   let lastUnslotted = null; // the node of the last look-up without a parent slot
   let root = null; // the compiled node of the last root document (setRoot), tried first for the next one
@@ -114,15 +123,26 @@ function createTable(compile, isCompiled) {
     if (cold && ++calls === COLD_CALLS) {
       calls = 0;
       cold = false;
-      probes = fresh = 0;
+      startWindows();
     }
     return !cold;
   }
 
+  function startWindows() {
+    probes = unlisted = unlistedBefore = 0;
+    added = [];
+    judged = [];
+  }
+
   function endWindow() {
-    cold = fresh * 4 > WINDOW;
+    let once = unlistedBefore; // new key lists of the window before that did not come again
+    for (let i = 0; i < judged.length; i++) if (judged[i].uses <= 1) once++;
+    cold = once * 4 > WINDOW;
+    judged = added;
+    added = [];
+    unlistedBefore = unlisted;
+    unlisted = 0;
     probes = 0;
-    fresh = 0;
   }
 
   function find(keys) {
@@ -132,15 +152,16 @@ function createTable(compile, isCompiled) {
     if (list !== undefined) {
       for (let i = 0; i < list.length; i++) if (sameKeys(list[i].keys, keys)) return list[i];
     }
-    fresh++;
     if (list === undefined) {
       list = [];
       byFirstKey.set(first, list);
     } else if (list.length >= MAX_PER_FIRST_KEY) {
+      unlisted++;
       return null;
     }
     const node = newNode(keys);
     list.push(node);
+    added.push(node);
     return node;
   }
 
@@ -262,7 +283,8 @@ function createTable(compile, isCompiled) {
       byFirstKey.clear();
       lastUnslotted = null;
       root = null;
-      nodeCount = compiledCount = calls = probes = fresh = rootHits = freshPositions = 0;
+      nodeCount = compiledCount = calls = rootHits = freshPositions = 0;
+      startWindows();
       cold = false;
       afterBig = false;
     }
