@@ -76,8 +76,10 @@ fn copy_words_checked(w: &mut [u8; FAST_ROOM], at: usize, bytes: &[u8], bi: usiz
 /// Rope pieces only with ROPE, which array_run_apart sets: in the copy
 /// inlined into fast_run, their arm made documents of 20 mixed elements 15%
 /// slower (Rust speed test, SPEED_OP=doc: 5.1 -> 5.9 ns an element).
+/// Indices' digits from index_table only, unless COUNTED (index_digits: the
+/// copy array_run_counted makes for elements past the table).
 #[inline(always)]
-fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8], rope: &[u16]) -> Result<bool, &'static str> {
+fn array_run<const ROPE: bool, const COUNTED: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8], rope: &[u16]) -> Result<bool, &'static str> {
   let start = c.oi;
   let result = loop {
     let Some(&word) = ops.get(c.oi) else { break Ok(()) };
@@ -85,7 +87,7 @@ fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32],
       // (int32s and doubles mixed in one array stay in one run; int64s and
       // timestamps have a loop of their own: one loop for all four took
       // alternating int32s and doubles from 2.0 to 2.3 ns an element)
-      op::INT32 | op::DOUBLE => c.run(
+      op::INT32 | op::DOUBLE => c.run::<COUNTED>(
         buf,
         ops,
         nums,
@@ -102,7 +104,7 @@ fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32],
           Some((if word == op::INT32 { 4 } else { 8 }, 0, 0))
         },
       ),
-      op::INT64 | op::TIMESTAMP => c.run(
+      op::INT64 | op::TIMESTAMP => c.run::<COUNTED>(
         buf,
         ops,
         nums,
@@ -119,12 +121,12 @@ fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32],
           Some((8, 0, 0))
         },
       ),
-      op::DATE => c.run(buf, ops, nums, bytes, rope, 1, |word| (word == op::DATE).then_some(0x09), |_, w, src, _, _| {
+      op::DATE => c.run::<COUNTED>(buf, ops, nums, bytes, rope, 1, |word| (word == op::DATE).then_some(0x09), |_, w, src, _, _| {
         let num = <[u8; 8]>::try_from(src).ok()?;
         w[..8].copy_from_slice(&long_from_number(f64::from_le_bytes(num)).to_le_bytes());
         Some((8, 0, 0))
       }),
-      op::OID_INTS => c.run(buf, ops, nums, bytes, rope, 2, |word| (word == op::OID_INTS).then_some(0x07), |_, w, src, _, _| {
+      op::OID_INTS => c.run::<COUNTED>(buf, ops, nums, bytes, rope, 2, |word| (word == op::OID_INTS).then_some(0x07), |_, w, src, _, _| {
         w[..12].copy_from_slice(&oid_from_ints(<&[u8; 16]>::try_from(src).ok()?));
         Some((12, 0, 0))
       }),
@@ -132,7 +134,7 @@ fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32],
       // bytes in whole words, the tail past n overwritten) or ASCII pieces of
       // the rope (as its K_STRR arm), in one run: an array of strings has both
       // (string_1000: those of 13 characters or more are rope pieces).
-      op::STRING_BYTES | op::STRING_ROPE if ROPE || word == op::STRING_BYTES => c.run(
+      op::STRING_BYTES | op::STRING_ROPE if ROPE || word == op::STRING_BYTES => c.run::<COUNTED>(
         buf,
         ops,
         nums,
@@ -162,7 +164,7 @@ fn array_run<const ROPE: bool>(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32],
           Some((4 + n + 1, 0, n))
         },
       ),
-      op::BINARY_BYTES => c.run_binaries(buf, ops, nums, bytes),
+      op::BINARY_BYTES => c.run_binaries::<COUNTED>(buf, ops, nums, bytes),
       _ => break Ok(()),
     };
     match run {
@@ -191,7 +193,15 @@ fn run_kind(word: u32) -> u32 {
 /// than the loop gained (arrays of two doubles: 12 ns an element against 10).
 #[inline(never)]
 fn array_run_apart(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8], rope: &[u16]) -> Result<bool, &'static str> {
-  array_run::<true>(c, buf, ops, nums, bytes, rope)
+  array_run::<true, false>(c, buf, ops, nums, bytes, rope)
+}
+
+/// array_run for the elements past index_table's end, their index digits
+/// counted out (index_digits): a copy of its own, as the branch for them in
+/// the loops above made arrays of 1,000 int32s, doubles and dates 2-9% slower.
+#[inline(never)]
+fn array_run_counted(c: &mut ArrayCursor, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8], rope: &[u16]) -> Result<bool, &'static str> {
+  array_run::<true, true>(c, buf, ops, nums, bytes, rope)
 }
 
 /// array_run's cursors: output position, op, number slot, bytes tape, rope, array index.
@@ -213,7 +223,7 @@ impl ArrayCursor {
   /// it reached another op.
   #[allow(clippy::too_many_arguments)]
   #[inline(always)]
-  fn run(
+  fn run<const COUNTED: bool>(
     &mut self,
     buf: &mut [u8],
     ops: &[u32],
@@ -229,7 +239,7 @@ impl ArrayCursor {
     let result = loop {
       let Some(&word) = ops.get(oi) else { break Ok(true) };
       let Some(type_byte) = type_of(word) else { break Ok(true) };
-      let Some(digits) = index_digits(table, ix) else { break Ok(false) };
+      let Some(digits) = (if COUNTED { index_digits(table, ix) } else { table.get(ix as usize).copied() }) else { break Ok(false) };
       let s = ni * 8;
       let Some(src) = nums.get(s..s + slots * 8) else { break Err("number slot past the end") };
       let Some(Ok(w)) = buf.get_mut(at..at + 8 + VALUE_ROOM).map(<&mut [u8; 8 + VALUE_ROOM]>::try_from) else { break Ok(false) };
@@ -257,7 +267,7 @@ impl ArrayCursor {
   /// element in the Rust speed test, SPEED_OP=bin.) Ok(true) when it reached
   /// another op.
   #[inline(always)]
-  fn run_binaries(&mut self, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8]) -> Result<bool, &'static str> {
+  fn run_binaries<const COUNTED: bool>(&mut self, buf: &mut [u8], ops: &[u32], nums: &[u8], bytes: &[u8]) -> Result<bool, &'static str> {
     let table = index_table();
     let (mut at, mut oi, mut ni, mut bi, mut ix) = (self.at, self.oi, self.ni, self.bi, self.ix);
     let result = loop {
@@ -265,7 +275,7 @@ impl ArrayCursor {
       if word != op::BINARY_BYTES {
         break Ok(true);
       }
-      let Some(digits) = index_digits(table, ix) else { break Ok(false) };
+      let Some(digits) = (if COUNTED { index_digits(table, ix) } else { table.get(ix as usize).copied() }) else { break Ok(false) };
       let s = ni * 8;
       let Some(Ok(src)) = nums.get(s..s + 8).map(<[u8; 8]>::try_from) else { break Err("number slot past the end") };
       let len = i32::from_le_bytes([src[0], src[1], src[2], src[3]]);
@@ -328,8 +338,10 @@ pub(super) fn fast_run(
       let run = if ops.get(o + 7).map(|&x| run_kind(x)) == Some(run_kind(word)) {
         array_run_apart(&mut c, buf, ops, nums, bytes, rope)
       } else {
-        array_run::<false>(&mut c, buf, ops, nums, bytes, rope)
+        array_run::<false, false>(&mut c, buf, ops, nums, bytes, rope)
       };
+      // (past index_table's end: the counted copy)
+      let run = if matches!(run, Ok(false)) && table.get(c.ix as usize).is_none() { array_run_counted(&mut c, buf, ops, nums, bytes, rope) } else { run };
       (pos, o, n_i, b_i, r_i, index) = (c.at, c.oi, c.ni, c.bi, c.ri, c.ix);
       match run {
         Ok(true) => continue,

@@ -236,9 +236,15 @@ fn padded_table() -> &'static [u32] {
 /// serialize speed, 3.6x at 10,000; with index_word's divisions there, 1.8x.)
 #[inline(always)]
 pub(super) fn index_digits(table: &[u64], ix: u32) -> Option<u64> {
-  if let Some(&digits) = table.get(ix as usize) {
-    return Some(digits);
+  match table.get(ix as usize) {
+    Some(&digits) => Some(digits),
+    None => long_index_digits(table, ix),
   }
+}
+
+/// index_digits past the table, out of line (fast_run's array arm inlines index_digits into run_inner).
+#[inline(never)]
+fn long_index_digits(table: &[u64], ix: u32) -> Option<u64> {
   if ix >= INDEX_HEAD_MAX {
     return None;
   }
