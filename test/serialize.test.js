@@ -1223,6 +1223,41 @@ test('runs of numbers in arrays: toBSON lookups, proxies, tape growth inside a r
   assert.deepStrictEqual(log, jsLog);
 });
 
+test('runs of booleans and nulls in arrays: toBSON reads, holes and undefined, tape growth, indices past 10,000', () => {
+  const flags = Array.from({ length: 70000 }, (_, i) => (i % 7 === 0 ? null : i % 3 === 0));
+  const holey = [true, , false, undefined, null, 1, 'x', null, true]; // eslint-disable-line no-sparse-arrays
+  same({ flags, holey, mixed: [null, true, new Date(0), false, null, 2.5, true, { a: null }, [false, null]] });
+  same({ flags: [true, false, null] }, { ignoreUndefined: false });
+  let reads = 0;
+  Object.defineProperty(Boolean.prototype, 'toBSON', {
+    configurable: true,
+    get() {
+      reads++;
+      return undefined;
+    }
+  });
+  try {
+    const small = { a: [true, null, false, 1, null, true], b: true };
+    reads = 0;
+    const a = hex(js.serialize(small));
+    const jsReads = reads;
+    reads = 0;
+    assert.strictEqual(hex(rs.serialize(small)), a);
+    assert.strictEqual(reads, jsReads);
+    assert.strictEqual(jsReads, 4);
+  } finally {
+    delete Boolean.prototype.toBSON;
+  }
+  Boolean.prototype.toBSON = function () {
+    return this ? 'yes' : 'no';
+  };
+  try {
+    same({ a: [true, null, false, 1, true], b: false });
+  } finally {
+    delete Boolean.prototype.toBSON;
+  }
+});
+
 test('objects in arrays (lane hand-over): same trap sequence as js-bson for proxied elements', () => {
   function traced(target, log, name, unbound) {
     return new Proxy(target, {

@@ -68,7 +68,7 @@ fn copy_words_checked(w: &mut [u8; FAST_ROOM], at: usize, bytes: &[u8], bi: usiz
 }
 
 /// Array elements of a fixed size (int32, double, int64, timestamp, date,
-/// ObjectId as four ints), with at most SHORT_BYTES bytes on the bytes tape
+/// ObjectId as four ints, boolean, null), with at most SHORT_BYTES bytes on the bytes tape
 /// (short strings and binaries) or ASCII rope pieces of at most SHORT_BYTES
 /// units, each kind's run in a loop of its own.
 /// Ok(false) when it wrote none (another op, no room, an index past the
@@ -165,6 +165,24 @@ fn array_run<const ROPE: bool, const COUNTED: bool>(c: &mut ArrayCursor, buf: &m
         },
       ),
       op::BINARY_BYTES => c.run_binaries::<COUNTED>(buf, ops, nums, bytes),
+      // booleans and nulls mixed in one run (no number slot; a null has no value bytes)
+      op::TRUE | op::FALSE | op::NULL => c.run::<COUNTED>(
+        buf,
+        ops,
+        nums,
+        bytes,
+        rope,
+        0,
+        |word| match word {
+          op::TRUE | op::FALSE => Some(0x08),
+          op::NULL => Some(0x0A),
+          _ => None,
+        },
+        |word, w, _, _, _| {
+          w[0] = u8::from(word == op::TRUE);
+          Some((usize::from(word != op::NULL), 0, 0))
+        },
+      ),
       _ => break Ok(()),
     };
     match run {
@@ -177,13 +195,13 @@ fn array_run<const ROPE: bool, const COUNTED: bool>(c: &mut ArrayCursor, buf: &m
 }
 
 /// The op that stands for `word` in fast_run's test for a long run (rope
-/// pieces run with bytes-tape strings).
+/// pieces run with bytes-tape strings, nulls with booleans).
 #[inline(always)]
 fn run_kind(word: u32) -> u32 {
-  if word == op::STRING_ROPE {
-    op::STRING_BYTES
-  } else {
-    word
+  match word {
+    op::STRING_ROPE => op::STRING_BYTES,
+    op::FALSE | op::NULL => op::TRUE,
+    _ => word,
   }
 }
 
@@ -333,7 +351,7 @@ pub(super) fn fast_run(
     let Some(&word) = ops.get(o) else { break Ok(()) };
     // Tightest path: array elements of the kinds array_run takes, in a loop
     // of their own (a run of 8 or more of one op through a call, see array_run_apart).
-    if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS | op::STRING_BYTES | op::STRING_ROPE | op::BINARY_BYTES) {
+    if array && matches!(word, op::INT32 | op::DOUBLE | op::INT64 | op::TIMESTAMP | op::DATE | op::OID_INTS | op::STRING_BYTES | op::STRING_ROPE | op::BINARY_BYTES | op::TRUE | op::FALSE | op::NULL) {
       let mut c = ArrayCursor { at: pos, oi: o, ni: n_i, bi: b_i, ri: r_i, ix: index };
       let run = if ops.get(o + 7).map(|&x| run_kind(x)) == Some(run_kind(word)) {
         array_run_apart(&mut c, buf, ops, nums, bytes, rope)

@@ -460,7 +460,7 @@ fn array_runs_of_seed(mut seed: u64) {
     seed ^= seed << 17;
     seed
   };
-  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL, op::STRING_BYTES, op::STRING_ROPE, op::BINARY_BYTES];
+  let kinds = [op::INT32, op::DOUBLE, op::INT64, op::TIMESTAMP, op::DATE, op::OID_INTS, op::NULL, op::TRUE, op::STRING_BYTES, op::STRING_ROPE, op::BINARY_BYTES];
   let (mut ops, mut nums, mut bytes, mut body) = (vec![w(op::ARRAY, 1)], Vec::new(), Vec::new(), Vec::new());
   let mut rope = String::new();
   let mut pieces = 0;
@@ -473,8 +473,10 @@ fn array_runs_of_seed(mut seed: u64) {
       ops.extend(std::iter::repeat(op::SKIP).take((to - index) as usize));
       index = to;
     }
-    let code = kinds[(next() % kinds.len() as u64) as usize];
+    let run_code = kinds[(next() % kinds.len() as u64) as usize];
     for _ in 0..1 + next() % 40 {
+      // (a TRUE run mixes booleans and nulls, as arrays of optional flags do)
+      let code = if run_code == op::TRUE { [op::TRUE, op::FALSE, op::NULL][(next() % 3) as usize] } else { run_code };
       let key: Vec<u8> = index.to_string().into_bytes();
       let slot = next().to_le_bytes();
       let (type_byte, value): (u8, Vec<u8>) = match code {
@@ -486,6 +488,7 @@ fn array_runs_of_seed(mut seed: u64) {
         op::OID_INTS => (0x07, Vec::new()),
         op::STRING_BYTES | op::STRING_ROPE => (0x02, Vec::new()),
         op::BINARY_BYTES => (0x05, Vec::new()),
+        op::TRUE | op::FALSE => (0x08, vec![u8::from(code == op::TRUE)]),
         _ => (0x0A, Vec::new()),
       };
       // (the document's first rope piece reads the rope: run_inner's op)
@@ -502,7 +505,7 @@ fn array_runs_of_seed(mut seed: u64) {
             body.extend(&int.to_be_bytes()[1..]);
           }
         }
-        op::NULL => {}
+        op::NULL | op::TRUE | op::FALSE => {}
         op::STRING_BYTES => {
           let n = (next() % 52) as usize;
           let text: Vec<u8> = (0..n).map(|_| b'a' + (next() % 26) as u8).collect();
