@@ -1258,6 +1258,31 @@ test('runs of booleans and nulls in arrays: toBSON reads, holes and undefined, t
   }
 });
 
+test('a Decimal128 whose bytes is a getter: read once per byte, as js-bson, after the writer is optimised', () => {
+  const plain = { d: js.Decimal128.fromString('1.5'), a: [js.Decimal128.fromString('-2.25'), js.Decimal128.fromString('3')] };
+  for (let i = 0; i < 20000; i++) rs.serialize(plain);
+  same(plain);
+  const shifting = (log) => {
+    const d = js.Decimal128.fromString('7.125');
+    const real = d.bytes;
+    let reads = 0;
+    Object.defineProperty(d, 'bytes', {
+      get() {
+        log.push(reads);
+        // each read returns other bytes, so a read made once and kept shows in the output
+        return reads++ % 2 ? real : Buffer.alloc(16, reads);
+      }
+    });
+    return { d, a: [d] };
+  };
+  const jsLog = [];
+  const rsLog = [];
+  const a = hex(js.serialize(shifting(jsLog)));
+  assert.strictEqual(hex(rs.serialize(shifting(rsLog))), a);
+  assert.deepStrictEqual(rsLog, jsLog);
+  assert.strictEqual(jsLog.length, 32);
+});
+
 test('objects in arrays (lane hand-over): same trap sequence as js-bson for proxied elements', () => {
   function traced(target, log, name, unbound) {
     return new Proxy(target, {
