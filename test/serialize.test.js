@@ -1046,6 +1046,24 @@ test('a Binary whose position runs past its data: zeros up to 16 bytes, as js-bs
   }
 });
 
+test('binaries of 15 to 50 bytes: whole arrays, parts of longer data, views at an offset, subtype 2, Buffers', () => {
+  const data = (n, seed) => Uint8Array.from({ length: n }, (_, i) => (i * 29 + seed) & 255);
+  for (let size = 15; size <= 50; size++) {
+    const whole = new Binary(data(size, size), 0x80);
+    const part = new Binary(data(size + 9, 3), 0);
+    part.position = size; // (the 9 bytes past it are not written)
+    const view = new Binary(data(size + 20, 7).subarray(11, 11 + size), 4);
+    const old = new Binary(data(size, 1), 2);
+    const buf = Buffer.from(data(size, 5));
+    same({ whole, part, view, old, buf, list: [whole, part, view, old, buf, whole] });
+  }
+  same({ hashes: Array.from({ length: 3000 }, (_, i) => new Binary(data(32, i))) });
+  // 40 bytes of 1 MiB: only those are copied (the whole data would not fit the tape's room)
+  const head = new Binary(data(1 << 20, 9), 0);
+  head.position = 40;
+  same({ head, list: [head, head] });
+});
+
 test('binary arguments across native chunks, and Uint8Array look-alikes', () => {
   const bins = Array.from({ length: 12000 }, (_, i) => (i % 2 ? Buffer.from([i & 255, 1, 2]) : 'é' + i));
   same({ bins });

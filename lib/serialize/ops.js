@@ -36,7 +36,8 @@ module.exports = Object.freeze({
   MINKEY: 0xff,
 
   // Binary data up to COPY_BINARY_MAX (an element's room) is copied into the
-  // bytes tape byte by byte when the walk reaches it (as js-bson copies it),
+  // bytes tape when the walk reaches it (as js-bson copies it; byte by byte up
+  // to 16 bytes or from a part of longer data, else with one TypedArray#set),
   // and whole typed arrays up to SET_BINARY_MAX with one TypedArray#set
   // (types.js copiesToTape); other data is passed by reference and read by
   // Rust after the walk (README: differences). Below 1 KiB the copy onto the
