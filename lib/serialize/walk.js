@@ -423,8 +423,8 @@ function createLanes(bson, layout, types) {
   }
 
   /**
-   * Array lane (arrays written by Rust): numbers, strings, booleans, nulls,
-   * Dates, ObjectIds and Longs from `value` (= target[idx - 1]), with the generic path's reads
+   * Array lane (arrays written by Rust): numbers, strings, Dates, ObjectIds
+   * and Longs from `value` (= target[idx - 1]), with the generic path's reads
    * (length once per element, each element once, then its toBSON, _bsontype,
    * ... in js-bson's order). Returns the next index; walker.hand says why it
    * stopped (HAND_NONE room needed, HAND_END end of the array, else it hands
@@ -434,7 +434,7 @@ function createLanes(bson, layout, types) {
     let i = idx - 1;
     let hand = HAND_NONE;
     let room = t.room(); // (a counter in a register instead of hasRoom()'s six loads per element)
-    let number, string, boolean; // (the toBSON reads below)
+    let number, string; // (the toBSON reads below)
     let afterValue = false; // an object element was written (arrayObject)
     for (;;) {
       // One toBSON read per kind, each with an inline cache of its own. V8
@@ -457,11 +457,6 @@ function createLanes(bson, layout, types) {
       } else if (typeof value === 'string') {
         if (typeof (string = value).toBSON === 'function') hand = HAND_TOBSON;
         else writeString(t, KEY_INDEX, i, value);
-      } else if (typeof value === 'boolean') {
-        if (typeof (boolean = value).toBSON === 'function') hand = HAND_TOBSON;
-        else writeBoolean(t, KEY_INDEX, i, value);
-      } else if (value === null) {
-        writeNull(t, KEY_INDEX, i); // (js-bson's value?.toBSON reads nothing)
       } else {
         hand = arrayObject(walker, t, i, value, afterValue);
         afterValue = true; // (if it was not written, the lane stops here)
@@ -477,7 +472,7 @@ function createLanes(bson, layout, types) {
       }
       i = idx++;
       value = target[i];
-      if (typeof value !== 'number' && typeof value !== 'string' && typeof value !== 'object' && typeof value !== 'boolean') {
+      if (typeof value !== 'number' && typeof value !== 'string' && (typeof value !== 'object' || value === null)) {
         hand = HAND_PLAIN;
         break;
       }
@@ -581,7 +576,7 @@ function createWalk(bson, layout) {
         else {
           let i = idx++;
           value = target[i];
-          if (rustArr && (typeof value === 'number' || typeof value === 'string' || typeof value === 'object' || typeof value === 'boolean')) {
+          if (rustArr && (typeof value === 'number' || typeof value === 'string' || (typeof value === 'object' && value !== null))) {
             idx = arrayLane(walker, t, target, idx, value);
             const hand = walker.hand;
             if (hand === HAND_NONE || hand === HAND_ROOM) continue;
