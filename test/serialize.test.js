@@ -719,7 +719,7 @@ test('long Latin text with a few characters above U+00FF: found by the prefix se
 });
 
 test('strings of 64+ units with no character above U+00FF: written from their Latin-1 bytes, same bytes as js-bson', () => {
-  const { stringArgOp } = require('../lib/serialize/types');
+  const { stringArgOp, LONG_ASCII } = require('../lib/serialize/types');
   const { STRING, STRING_UTF16, STRING_LATIN1 } = require('../lib/serialize/ops');
   const simd = require('../lib/native').addon?.utf16Simd === true;
   const fill = (unit, n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
@@ -786,6 +786,12 @@ test('strings of 64+ units with no character above U+00FF: written from their La
     const afterAscii = Array.from({ length: 32 }, () => stringArgOp(ascii));
     const latin1 = afterAscii.filter((op) => op === STRING_LATIN1).length;
     assert.ok(latin1 >= 1 && latin1 <= 3 && afterAscii.every((op) => op === STRING_LATIN1 || op === STRING), `after ASCII, one in 16: ${latin1} of 32`);
+    // but not for strings of LONG_ASCII units and more
+    const longAscii = fill('plain ASCII text ', LONG_ASCII);
+    assert.ok([LONG_ASCII, LONG_ASCII + 1, 1 << 20].every((n) => stringArgOp(fill(longAscii, n)) === STRING_LATIN1), 'long ASCII still searched');
+    const below = Array.from({ length: 16 }, () => stringArgOp(longAscii.slice(1)));
+    assert.ok(below.filter((op) => op === STRING).length >= 15, 'one unit shorter: paused');
+    same({ text: longAscii, french: fill(french, LONG_ASCII), list: [ascii, longAscii, fill(longAscii, 40000)] });
     resume();
     assert.strictEqual(stringArgOp(french), STRING_LATIN1, 'searching resumed');
   }

@@ -48,11 +48,17 @@ const LATIN1_MIN = addon?.utf16Simd === true ? 64 : Infinity;
 // - On ASCII text it costs its ~14 ns for nothing (500 strings of 100
 //   characters: 1.78x -> 1.44x js-bson). Paused once ASCII_RUN_OFF strings
 //   in a row sent as STRING_LATIN1 had no character above U+007F (Rust
-//   counts those that had: encCtl[4], noteLatin1).
+//   counts those that had: encCtl[4], noteLatin1). Not for strings of
+//   LONG_ASCII units and more: Rust copies their Latin-1 bytes and widens
+//   them faster than V8's WriteUtf8 checks them for ASCII and copies them
+//   (the bench's child, AVX-512 and AVX2 alike: one 1 MiB ASCII string
+//   0.95x -> 1.57-1.60x js-bson, 16 KiB 1.20x -> 1.44-1.56x, ten of 4 KiB
+//   1.01x -> 1.23-1.31x; level at 1-2 KiB).
 const SEARCH_MISSES_OFF = 4;
 const SEARCH_MISSES_MAX = 8;
 const ASCII_RUN_OFF = 32;
 const SEARCH_RETRY = 16;
+const LONG_ASCII = 2048;
 let searchMisses = 0;
 let searchSkips = 0;
 let asciiRun = 0;
@@ -77,7 +83,7 @@ function stringArgOp(value) {
 
 /** stringArgOp of a string of at least LATIN1_MIN units that does not look two-byte. */
 function oneByteLookingOp(value) {
-  if ((searchMisses >= SEARCH_MISSES_OFF || asciiRun >= ASCII_RUN_OFF) && ++searchSkips % SEARCH_RETRY !== 0) {
+  if ((searchMisses >= SEARCH_MISSES_OFF || (asciiRun >= ASCII_RUN_OFF && value.length < LONG_ASCII)) && ++searchSkips % SEARCH_RETRY !== 0) {
     return value.length >= LONG_STRING && longTwoByte(value) ? TWO_BYTE_STRING : STRING;
   }
   if (noneAboveLatin1(value)) {
@@ -702,6 +708,7 @@ module.exports = {
   writeString,
   stringArgOp,
   noteLatin1,
+  LONG_ASCII,
   writeBigInt,
   writeDate,
   writeUint8Array,
