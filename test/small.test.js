@@ -150,6 +150,31 @@ test('random small documents of every type', () => {
   assert.ok(taken > 50, `${taken} taken by the JS reader`);
 });
 
+test('documents given up on late: after one, the next are turned away before any value is made', () => {
+  let made = 0;
+  const binary = () => (made++, {});
+  const objectId = () => (made++, {});
+  const late = [
+    js.serialize({ _id: new js.ObjectId(), n: 1, at: new Date(0) }),
+    b.doc(b.el(T.binary, 'b', b.bin(0, Buffer.from('x'))), ...Array.from({ length: small.MAX_ELEMENTS }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i)))),
+    js.serialize({ _id: new js.ObjectId(), s: 'é' }),
+    js.serialize({ _id: new js.ObjectId(), q: { a: [1, { l: js.Long.fromNumber(5) }] } }),
+    js.serialize({ _id: new js.ObjectId(), q: { a: { b: { c: { d: 1 } } } } })
+  ];
+  for (const bytes of late) {
+    small.readSmall(Buffer.from(bytes), binary, objectId, false);
+    made = 0;
+    for (let i = 0; i < 3; i++) assert.strictEqual(small.readSmall(Buffer.from(bytes), binary, objectId, false), undefined);
+    assert.strictEqual(made, 0, `values made for ${bytes.toString('hex')}`);
+    same(bytes, undefined, bytes.toString('hex'));
+  }
+  // while that check runs, the documents the reader takes are still taken
+  for (const i of [0, 2, 5, 8, 15, 16, 18, 19, 20, 21, 22, 23]) {
+    assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), () => ({}), () => ({}), false), undefined, `sample ${i}`);
+  }
+  assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), () => ({}), () => ({}), false), undefined, 'a big binary');
+});
+
 test('ever-new keys: dictionary-mode objects with js-bson\'s values; alternating shapes stay fast', () => {
   // values first, in this process: fresh keys (integer-like ones too) once the key window is cold
   for (let i = 0; i < 3000; i++) {
