@@ -45,7 +45,10 @@ const SAMPLES = [
   b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, 'x', b.i32(1)), b.el(T.int32, 'x', b.i32(2)), b.el(T.int32, '', b.i32(3))))),
   b.doc(b.el(T.array, 'a', b.doc(b.el(T.array, '0', b.doc(b.el(T.object, '0', b.doc(b.el(T.null, 'z')))))))),
   b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, '$ref', b.i32(1)), b.el(T.int32, '__proto__', b.i32(2))))),
-  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, 'é', b.i32(1)))))
+  b.doc(b.el(T.array, 'a', b.doc(b.el(T.int32, 'é', b.i32(1))))),
+  // dates (samples 25-26): either side of 1970, both halves of the int64, past Date's range
+  b.doc(b.el(T.date, 'at', b.i64(0n)), b.el(T.date, 'neg', b.i64(-1n)), b.el(T.date, 'hi', b.i64(0x1_0000_0001n)), b.el(T.date, 'edge', b.i64(8640000000000000n))),
+  b.doc(b.el(T.oid, '_id', Buffer.alloc(12, 3)), b.el(T.array, 'd', b.doc(b.el(T.date, '0', b.i64(-8640000000000001n)), b.el(T.date, '1', b.i64(2n ** 63n - 1n)), b.el(T.date, '2', b.i64(-(2n ** 63n))))))
 ];
 // Documents over BIG_BYTES
 const BIG = [
@@ -86,6 +89,7 @@ test('the JS reader takes exactly the documents it is meant for', () => {
   assert.ok(!taken(SAMPLES[13]), 'int64 and ObjectId');
   assert.ok(taken(SAMPLES[18]) && taken(SAMPLES[19]) && taken(SAMPLES[20]) && taken(SAMPLES[21]), 'arrays and ObjectIds');
   assert.ok(taken(SAMPLES[22]) && taken(SAMPLES[23]), "arrays' keys are not read as keys");
+  assert.ok(taken(SAMPLES[25]) && taken(SAMPLES[26]), 'dates');
   assert.ok(!taken(SAMPLES[24]), "a non-ASCII array key (js-bson does not read it; left to the Rust reader)");
   const many = b.doc(...Array.from({ length: small.MAX_ELEMENTS + 1 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))));
   assert.ok(!taken(many), 'more elements than MAX_ELEMENTS');
@@ -155,7 +159,7 @@ test('documents given up on late: after one, the next are turned away before any
   const binary = () => (made++, {});
   const objectId = () => (made++, {});
   const late = [
-    js.serialize({ _id: new js.ObjectId(), n: 1, at: new Date(0) }),
+    js.serialize({ _id: new js.ObjectId(), n: 1, ts: new js.Timestamp({ t: 1, i: 2 }) }),
     b.doc(b.el(T.binary, 'b', b.bin(0, Buffer.from('x'))), ...Array.from({ length: small.MAX_ELEMENTS }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i)))),
     js.serialize({ _id: new js.ObjectId(), s: 'é' }),
     js.serialize({ _id: new js.ObjectId(), q: { a: [1, { l: js.Long.fromNumber(5) }] } }),
@@ -169,7 +173,7 @@ test('documents given up on late: after one, the next are turned away before any
     same(bytes, undefined, bytes.toString('hex'));
   }
   // while that check runs, the documents the reader takes are still taken
-  for (const i of [0, 2, 5, 8, 15, 16, 18, 19, 20, 21, 22, 23]) {
+  for (const i of [0, 2, 5, 8, 15, 16, 18, 19, 20, 21, 22, 23, 25, 26]) {
     assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), () => ({}), () => ({}), false), undefined, `sample ${i}`);
   }
   assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), () => ({}), () => ({}), false), undefined, 'a big binary');
