@@ -200,7 +200,9 @@ let checkFirst = 0; // calls left that run mayRead first
  * readDocument still checks every byte: this pass only turns away documents
  * it would not take. It costs one it takes ~20% of its read (a 2-element
  * document 2.69x -> 2.16x), so it runs only in the CHECK_CALLS calls after
- * one that gave up or that it turned away.
+ * one that gave up or that it turned away, of at most MAX_BYTES (the big
+ * documents it gives up on, long strings, it gives up on at once; armed by
+ * them too, it cost the bench's smallest replies ~10% in its shared process).
  */
 function mayRead(buf, n) {
   const end = n - 1;
@@ -517,7 +519,7 @@ function readSmall(buf, binary, objectId, promote) {
   // it used, and a document not taken drops the values read before it stopped)
   if (document === undefined) {
     dropValues();
-    checkFirst = CHECK_CALLS;
+    if (n <= MAX_BYTES) checkFirst = CHECK_CALLS;
   } else if (deepest <= 1 && !freshKey && n <= LAYOUT_MAX_BYTES) noteLayout(buf, n);
   return document;
 }
