@@ -93,6 +93,9 @@ test('the JS reader takes exactly the documents it is meant for', () => {
   assert.ok(!taken(SAMPLES[24]), "a non-ASCII array key (js-bson does not read it; left to the Rust reader)");
   const many = b.doc(...Array.from({ length: small.MAX_ELEMENTS + 1 }, (_, i) => b.el(T.int32, 'k' + i, b.i32(i))));
   assert.ok(!taken(many), 'more elements than MAX_ELEMENTS');
+  const twelve = b.doc(...Array.from({ length: 12 }, (_, i) => b.el(i % 3 ? T.int32 : T.bool, 'k' + i, i % 3 ? b.i32(i) : Buffer.from([i & 1]))));
+  assert.ok(taken(twelve), 'twelve elements');
+  same(twelve, undefined, 'twelve elements');
   assert.ok(!taken(Buffer.concat([SAMPLES[0], Buffer.from([0])])), 'a buffer longer than the document');
   assert.ok(taken(SAMPLES[15]) && taken(SAMPLES[16]) && !taken(SAMPLES[17]), 'binary, but not subtype 2');
   assert.ok(taken(BIG[0]) && taken(BIG[1]), 'big binaries');
