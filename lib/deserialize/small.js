@@ -26,8 +26,8 @@ const codegen = require('../shaped/codegen');
 
 const MAX_BYTES = 128;
 const BIG_BYTES = 64 * 1024;
-// (8 before 2026-12-07: nine int32s then read natively 1.28x js-bson's speed,
-// here 1.95x; twelve of mixed types 1.56x -> 2.05x; 14 booleans level)
+// (up to here JS still beats the native read: nine int32s 1.95x js-bson's
+// speed against 1.28x natively; 14 booleans level)
 const MAX_ELEMENTS = 16;
 const MAX_DEPTH = 3;
 const MAX_STRING = 128; // bytes of one string (each is checked to be ASCII)
@@ -196,9 +196,9 @@ let checkFirst = 0; // calls left that run mayRead first
  * element headers only (types, keys, sizes, depth, and whether its strings
  * are ASCII), nothing made. A document readDocument gives up on late, after
  * making values (a Timestamp after an ObjectId, a 17th element), was read
- * twice, here and natively: { _id, n, at: Date } 0.95-1.02x js-bson's speed
- * before dates were read here, nine int32s 0.90x (natively only: 1.60x,
- * 1.45x; with this pass 1.41x, 1.27x).
+ * twice, here and natively: { _id, n, at } with a type this reader did not
+ * take read at 0.95-1.02x js-bson's speed (natively only 1.60x; with this
+ * pass 1.41x).
  * readDocument still checks every byte: this pass only turns away documents
  * it would not take. It costs one it takes ~20% of its read (a 2-element
  * document 2.69x -> 2.16x), so it runs only in the CHECK_CALLS calls after
