@@ -31,7 +31,7 @@ module.exports = function createSerializer(bson) {
   const { walkDocument: walk, documentDone } = createWalk(bson, layout);
 
   /** The whole serialize: walk, native write; returns the length (serialize/buffers.js: takeDocument / lastDocument). */
-  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh) {
+  function serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, fresh, into, index) {
     const lvl = level;
     let walker = walkers[lvl];
     if (walker === undefined) {
@@ -43,7 +43,7 @@ module.exports = function createSerializer(bson) {
     walker.tape.reset();
     try {
       walk(walker, object, checkKeys, serializeFunctions, ignoreUndefined);
-      const n = runNative(walker.tape, BSONError, fresh);
+      const n = runNative(walker.tape, BSONError, fresh, into, index);
       documentDone(n);
       return n;
     } finally {
@@ -64,7 +64,7 @@ module.exports = function createSerializer(bson) {
 
     if (object == null) return emptyDocument();
     // (js-bson's root checks: the walk's, serialize/walk.js walkDocument)
-    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true);
+    const n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, true, null, 0);
     return takeDocument(n);
   }
 
@@ -82,11 +82,11 @@ module.exports = function createSerializer(bson) {
       n = 5;
       bytes = EMPTY_DOCUMENT;
     } else {
-      n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined);
-      bytes = lastDocument(n);
+      n = serializeToOut(object, checkKeys, serializeFunctions, ignoreUndefined, false, finalBuffer, startIndex);
+      bytes = lastDocument(n); // (null: written into finalBuffer)
     }
     try {
-      finalBuffer.set(bytes, startIndex);
+      if (bytes !== null) finalBuffer.set(bytes, startIndex);
     } finally {
       shrinkBig();
     }

@@ -278,7 +278,7 @@ fn encode_with_args(env: sys::napi_env, state: &mut EnvState) -> Result<sys::nap
   // SAFETY: as above.
   check_msg(unsafe { sys::napi_get_value_uint32(env, offset, &mut offset_v) }, "encode: outOffset must be a number")?;
   let [_, _, ops, nums, bytes, out, ctl] = scratch;
-  let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v };
+  let call = Call { first: first_v, ops_len: ops_len_v, offset: offset_v, end: ctl_param(ctl.bytes(), CTL_OUT_END)? };
   let mut source = NapiArgs { env, values: enc_args.get(3..).unwrap_or(&[]), units: str_units, latin1: str_latin1 };
   let result = run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut source);
   release_chars(str_units);
@@ -310,12 +310,7 @@ pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callbac
     let EnvState { scratch, encoder, str_units, str_latin1, .. } = EnvState::of(&args);
     let [_, _, ops, nums, bytes, out, ctl] = scratch;
     let ctl = ctl.bytes();
-    let param = |i: usize| -> Result<u32, String> {
-      let b = ctl.get(i * 8..i * 8 + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or("bson-rs: encCtl too small")?;
-      let v = f64::from_ne_bytes(b);
-      if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 { Ok(v as u32) } else { Err("bson-rs: bad encCtl parameter".to_string()) }
-    };
-    let call = Call { first: param(0)?, ops_len: param(1)?, offset: param(2)? };
+    let call = Call { first: ctl_param(ctl, 0)?, ops_len: ctl_param(ctl, 1)?, offset: ctl_param(ctl, 2)?, end: ctl_param(ctl, CTL_OUT_END)? };
     let mut no_args = NapiArgs { env, values: &[], units: str_units, latin1: str_latin1 };
     match run_tape(encoder, &call, ops.bytes(), nums.bytes(), bytes.bytes(), out.bytes(), &mut no_args) {
       Ok(step) => {
@@ -331,12 +326,28 @@ pub unsafe extern "C" fn encode_tape(env: sys::napi_env, info: sys::napi_callbac
   })
 }
 
+/// encCtl's slot of the end of the output in encOut (0: the buffer's end).
+/// Set only while serializeWithBufferAndIndex writes into the caller's
+/// buffer (lib/serialize/buffers.js writeInto): there the writer, which may
+/// store whole words past a key as scratch, must not touch a byte past the
+/// document.
+const CTL_OUT_END: usize = 5;
+
+/// encCtl's f64 slot `i` as a u32.
+fn ctl_param(ctl: &[u8], i: usize) -> Result<u32, String> {
+  let b = ctl.get(i * 8..i * 8 + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()).ok_or("bson-rs: encCtl too small")?;
+  let v = f64::from_ne_bytes(b);
+  if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 { Ok(v as u32) } else { Err("bson-rs: bad encCtl parameter".to_string()) }
+}
+
 /// One native write's parameters: start a new document (`first` ≠ 0), the
-/// tape length in op words, where in encOut the document goes.
+/// tape length in op words, where in encOut the document goes and where
+/// the output ends (0: the buffer's end).
 struct Call {
   first: u32,
   ops_len: u32,
   offset: u32,
+  end: u32,
 }
 
 /// The result as JS sees it: n ≥ 0 done (n bytes), -1 needs the next chunk
@@ -368,6 +379,7 @@ fn run_tape(
   if call.first != 0 {
     encoder.begin();
   }
-  let out = out.get_mut(call.offset as usize..).unwrap_or(&mut []);
+  let end = if call.end == 0 { out.len() } else { call.end as usize };
+  let out = out.get_mut(call.offset as usize..end).unwrap_or(&mut []);
   encoder.run(words, nums, bytes, out, args)
 }

@@ -47,7 +47,9 @@ impl Scratch {
       return &mut [];
     }
     // SAFETY: ptr/len come from napi_get_arraybuffer_info of a buffer we keep
-    // alive by a strong reference; it is never detached (private to bson-rs).
+    // alive by a strong reference; it is never detached: private to bson-rs,
+    // or serializeWithBufferAndIndex's finalBuffer, registered only for the
+    // native calls of one write with no JS between them and replaced at once.
     unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
   }
 }

@@ -1486,6 +1486,94 @@ test('serializeWithBufferAndIndex: same bytes, index and return value, same erro
   assert.deepStrictEqual(d, c);
 });
 
+test('serializeWithBufferAndIndex of a document mostly of large binaries writes it straight into finalBuffer: nothing past it touched, never kept, js-bson\'s bytes and errors', () => {
+  // (counted first, then written into finalBuffer's memory: one copy of the data where
+  // the scratch and finalBuffer.set made two; anything else goes through finalBuffer.set)
+  const { addon } = require('../lib/native');
+  const setScratch = addon.setScratch;
+  const registered = [];
+  addon.setScratch = function (slot, buffer) {
+    registered.push(buffer);
+    return setScratch.call(this, slot, buffer);
+  };
+  const data = Buffer.alloc(64 * 1024);
+  for (let i = 0; i < data.length; i++) data[i] = (i * 7) & 0xff;
+  const id = new ObjectId('65a1b2c3d4e5f60718293a4b');
+  /** Runs both libraries on finalBuffers from `make` (the same way); returns rs's. */
+  const both = (label, doc, make, index) => {
+    const a = make();
+    const b = make();
+    registered.length = 0;
+    const ra = outcome(() => js.serializeWithBufferAndIndex(doc, a, { index }));
+    const rb = outcome(() => rs.serializeWithBufferAndIndex(doc, b, { index }));
+    assert.deepStrictEqual(rb, ra, label);
+    if (b.buffer.byteLength > 0) assert.ok(Buffer.from(b.buffer).equals(Buffer.from(a.buffer)), `${label}: the whole ArrayBuffer`);
+    return b;
+  };
+  try {
+    // (a key last whose value has no bytes: the writer stores a defined key's words whole, scratch past its end)
+    const docs = [
+      { _id: id, data: new Binary(data) },
+      { data: new Binary(data), z: null },
+      { list: [new Binary(data.subarray(0, 40000)), new Binary(data.subarray(1, 30001), 4)], k: true, m: new MinKey() }
+    ];
+    for (let round = 0; round < 6; round++) {
+      for (const [i, doc] of docs.entries()) {
+        for (const index of [undefined, 0, 13]) {
+          // a view at an offset into a larger buffer of 0xee
+          const b = both(`doc ${i} index ${index}`, doc, () => Buffer.alloc(300000, 0xee).subarray(100, 200000), index);
+          assert.ok(registered.includes(b.buffer), `doc ${i}: written into finalBuffer`);
+          assert.notStrictEqual(registered.at(-1), b.buffer, 'finalBuffer is not kept');
+        }
+      }
+    }
+    const doc = docs[1];
+    const usual = (label, make, index) => {
+      const b = both(label, doc, make, index);
+      if (b.buffer.byteLength > 0) assert.ok(!registered.includes(b.buffer), `${label}: through finalBuffer.set`);
+    };
+    usual('too small', () => Buffer.alloc(70000, 0xee), 10000);
+    usual('negative index', () => Buffer.alloc(70000, 0xee), -1);
+    usual('fractional index', () => Buffer.alloc(70000, 0xee), 13.5);
+    usual('a SharedArrayBuffer', () => Buffer.from(new SharedArrayBuffer(70000)), 3);
+    usual('a Uint8Array subclass', () => new (class Bytes extends Uint8Array {})(70000), 3);
+    usual('a Uint16Array', () => new Uint16Array(70000), 0);
+    const detached = () => {
+      const b = new Uint8Array(70000);
+      structuredClone(b.buffer, { transfer: [b.buffer] });
+      return b;
+    };
+    both('a detached buffer', doc, detached, 0);
+    // its own `set`: called as js-bson calls it
+    const calls = [];
+    const withSet = () => {
+      const b = Buffer.alloc(70000, 0xee);
+      b.set = function (src, at) {
+        calls.push([src.length, at]);
+        return Uint8Array.prototype.set.call(this, src, at);
+      };
+      return b;
+    };
+    usual('an own set', withSet, 5);
+    assert.deepStrictEqual(calls[1], calls[0]);
+    assert.strictEqual(calls.length, 2);
+    // a binary over finalBuffer's own memory, apart from the output and overlapped by it
+    const overlapping = (b) => ({ data: new Binary(b.subarray(100000, 100000 + data.length)) });
+    for (const index of [0, 60000, 99990]) {
+      const a = Buffer.alloc(200000, 0xee);
+      const b = Buffer.alloc(200000, 0xee);
+      data.copy(a, 100000);
+      data.copy(b, 100000);
+      registered.length = 0;
+      assert.strictEqual(rs.serializeWithBufferAndIndex(overlapping(b), b, { index }), js.serializeWithBufferAndIndex(overlapping(a), a, { index }));
+      assert.ok(b.equals(a), `overlapping at ${index}`);
+      assert.ok(!registered.includes(b.buffer));
+    }
+  } finally {
+    addon.setScratch = setScratch;
+  }
+});
+
 test('options objects: null, non-objects, getters', () => {
   for (const options of [null, 5, 'x', { get checkKeys() { return true; } }]) {
     same({ $a: 1 }, options);
