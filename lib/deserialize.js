@@ -46,9 +46,13 @@ module.exports = function createDeserializer(bson) {
     throw new BSONError(message);
   }
 
+  // (what the small-document reader makes under promoteValues: false)
+  const numberClasses = { Int32: bson.Int32, Double: bson.Double };
+
   function run(buffer, index, flags, rawNames, utf8Names) {
-    if (index === 0 && rawNames === null && utf8Names === null && (flags & (F_PROMOTE_VALUES | F_RAW)) === F_PROMOTE_VALUES) {
-      const small = readSmall(buffer, binary, objectId, (flags & F_PROMOTE_BUFFERS) !== 0);
+    if (index === 0 && rawNames === null && utf8Names === null) {
+      const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
+      const small = readSmall(buffer, binary, objectId, promoteValues && (flags & F_PROMOTE_BUFFERS) !== 0, promoteValues ? null : numberClasses, (flags & F_RAW) !== 0);
       if (small !== undefined) {
         forgetInput();
         return small;

@@ -81,7 +81,7 @@ test('small documents: same values as js-bson under every option set', () => {
 });
 
 test('the JS reader takes exactly the documents it is meant for', () => {
-  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false) !== undefined;
+  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false, null, false) !== undefined;
   assert.ok(taken(SAMPLES[0]) && taken(SAMPLES[2]) && taken(SAMPLES[3]) && taken(SAMPLES[5]) && taken(SAMPLES[7]));
   assert.ok(!taken(SAMPLES[9]), 'a possible DBRef');
   assert.ok(!taken(SAMPLES[10]), '__proto__');
@@ -151,7 +151,7 @@ test('random small documents of every type', () => {
   for (let i = 0; i < 4000; i++) {
     const bytes = gen.randomRawDocument(rng, rng.int(0, 2));
     if (bytes.length > small.MAX_BYTES) continue;
-    if (small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false) !== undefined) taken++;
+    if (small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false, null, false) !== undefined) taken++;
     same(bytes, undefined, bytes.toString('hex'));
   }
   assert.ok(taken > 50, `${taken} taken by the JS reader`);
@@ -170,17 +170,17 @@ test('documents given up on late: after one, the next are turned away before any
   ];
   for (const bytes of late) {
     assert.ok(bytes.length <= small.MAX_BYTES);
-    small.readSmall(Buffer.from(bytes), binary, objectId, false);
+    small.readSmall(Buffer.from(bytes), binary, objectId, false, null, false);
     made = 0;
-    for (let i = 0; i < 3; i++) assert.strictEqual(small.readSmall(Buffer.from(bytes), binary, objectId, false), undefined);
+    for (let i = 0; i < 3; i++) assert.strictEqual(small.readSmall(Buffer.from(bytes), binary, objectId, false, null, false), undefined);
     assert.strictEqual(made, 0, `values made for ${bytes.toString('hex')}`);
     same(bytes, undefined, bytes.toString('hex'));
   }
   // while that check runs, the documents the reader takes are still taken
   for (const i of [0, 2, 5, 8, 15, 16, 18, 19, 20, 21, 22, 23, 25, 26]) {
-    assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), () => ({}), () => ({}), false), undefined, `sample ${i}`);
+    assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), () => ({}), () => ({}), false, null, false), undefined, `sample ${i}`);
   }
-  assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), () => ({}), () => ({}), false), undefined, 'a big binary');
+  assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), () => ({}), () => ({}), false, null, false), undefined, 'a big binary');
 });
 
 test('ever-new keys: dictionary-mode objects with js-bson\'s values; alternating shapes stay fast', () => {
@@ -321,4 +321,34 @@ test('compiled layouts: js-bson\'s values for their documents, js-bson\'s value 
   }
   for (let r = 0; r < 40; r++) same(b.doc(b.el(T.int32, 'k' + r, b.i32(r))), undefined, 'new keys');
   assert.strictEqual(small.layoutCounts.compiled, compiled);
+});
+
+test('promoteValues: false and raw: the reader takes the smallest replies (js-bson\'s Int32 and Double; an embedded document under raw goes to the Rust reader); the layouts compiled for the defaults are not used', () => {
+  const numbers = { Int32: js.Int32, Double: js.Double };
+  const binary = (buf, start, end, subType) => new js.Binary(buf.subarray(start, end), subType);
+  const objectId = () => new js.ObjectId('65494a394033a116319ce2da');
+  const read = (bytes, wrap, raw) => small.readSmall(Buffer.from(bytes), binary, objectId, false, wrap ? numbers : null, raw);
+  const okDouble = SAMPLES[1];
+  const nAndOk = SAMPLES[2];
+  for (const bytes of [okDouble, nAndOk, SAMPLES[4], SAMPLES[7], SAMPLES[19], SAMPLES[25]]) {
+    const wrapped = read(bytes, true, false);
+    assert.notStrictEqual(wrapped, undefined);
+    assertSameOutcome(outcome(() => wrapped), outcome(() => js.deserialize(bytes, { promoteValues: false })), 'promoteValues: false');
+    const raw = read(bytes, false, true);
+    assert.notStrictEqual(raw, undefined);
+    assertSameOutcome(outcome(() => raw), outcome(() => js.deserialize(bytes, { raw: true })), 'raw');
+  }
+  assert.ok(read(nAndOk, true, false).n instanceof js.Int32);
+  assert.ok(read(okDouble, true, false).ok instanceof js.Double);
+  const nested = b.doc(b.el(T.object, 'o', b.doc()), b.el(T.int32, 'n', b.i32(3)));
+  assert.strictEqual(read(nested, false, true), undefined, 'an embedded document under raw');
+  // through deserialize, after each layout has a reader compiled under the defaults
+  for (const bytes of [okDouble, nAndOk, nested, b.doc(b.el(T.array, 'values', b.doc()), b.el(T.object, 'e', b.doc()))]) {
+    for (let r = 0; r < 12; r++) same(bytes, undefined, 'defaults');
+    const hits = small.layoutCounts.hits;
+    for (const options of [{ promoteValues: false }, { raw: true }, { raw: true, promoteValues: false }, { promoteValues: false, promoteBuffers: true }]) {
+      for (let r = 0; r < 4; r++) same(bytes, options, JSON.stringify(options));
+    }
+    assert.strictEqual(small.layoutCounts.hits, hits, 'no compiled layout under these options');
+  }
 });
