@@ -8,7 +8,7 @@ const { layoutOf } = require('./layout');
 const { tape, decodeToTape, releaseTape } = require('./deserialize/tape');
 const { createBuilder, releaseValues, forgetInput, regExpFlags } = require('./deserialize/builder');
 const { readSmall } = require('./deserialize/small');
-const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE, F_PROMOTE_VALUES, F_PROMOTE_BUFFERS, F_RAW } = require('./deserialize/options');
+const { createOptionsReader, isDefault, getInt32LE, DEFAULT_FLAGS, F_BSON_REGEXP, F_RECURSIVE } = require('./deserialize/options');
 
 let utf8Cause;
 function invalidUtf8Cause() {
@@ -50,13 +50,10 @@ module.exports = function createDeserializer(bson) {
   const numberClasses = { Int32: bson.Int32, Double: bson.Double };
 
   function run(buffer, index, flags, rawNames, utf8Names) {
-    if (index === 0 && rawNames === null && utf8Names === null) {
-      const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
-      const small = readSmall(buffer, binary, objectId, promoteValues && (flags & F_PROMOTE_BUFFERS) !== 0, promoteValues ? null : numberClasses, (flags & F_RAW) !== 0);
-      if (small !== undefined) {
-        forgetInput();
-        return small;
-      }
+    const small = readSmall(buffer, index, flags, rawNames, binary, objectId, numberClasses);
+    if (small !== undefined) {
+      forgetInput();
+      return small;
     }
     const r = decodeToTape(buffer, index, flags | nestedChecks, rawNames, utf8Names);
     if (typeof r === 'string') fail(r, flags);

@@ -10,6 +10,7 @@ const { Rng } = require('./support/prng');
 const b = require('./support/bsonbuild');
 const { outcome, assertSameOutcome } = require('./support/compare');
 const small = require('../lib/deserialize/small');
+const { DEFAULT_FLAGS } = require('../lib/deserialize/options');
 
 function same(bytes, options, context) {
   const e = outcome(() => js.deserialize(bytes, options));
@@ -81,7 +82,7 @@ test('small documents: same values as js-bson under every option set', () => {
 });
 
 test('the JS reader takes exactly the documents it is meant for', () => {
-  const taken = bytes => small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false, null, false) !== undefined;
+  const taken = bytes => small.readSmall(Buffer.from(bytes), 0, DEFAULT_FLAGS, null, () => ({}), () => ({}), null) !== undefined;
   assert.ok(taken(SAMPLES[0]) && taken(SAMPLES[2]) && taken(SAMPLES[3]) && taken(SAMPLES[5]) && taken(SAMPLES[7]));
   assert.ok(!taken(SAMPLES[9]), 'a possible DBRef');
   assert.ok(!taken(SAMPLES[10]), '__proto__');
@@ -151,7 +152,7 @@ test('random small documents of every type', () => {
   for (let i = 0; i < 4000; i++) {
     const bytes = gen.randomRawDocument(rng, rng.int(0, 2));
     if (bytes.length > small.MAX_BYTES) continue;
-    if (small.readSmall(Buffer.from(bytes), () => ({}), () => ({}), false, null, false) !== undefined) taken++;
+    if (small.readSmall(Buffer.from(bytes), 0, DEFAULT_FLAGS, null, () => ({}), () => ({}), null) !== undefined) taken++;
     same(bytes, undefined, bytes.toString('hex'));
   }
   assert.ok(taken > 50, `${taken} taken by the JS reader`);
@@ -170,17 +171,17 @@ test('documents given up on late: after one, the next are turned away before any
   ];
   for (const bytes of late) {
     assert.ok(bytes.length <= small.MAX_BYTES);
-    small.readSmall(Buffer.from(bytes), binary, objectId, false, null, false);
+    small.readSmall(Buffer.from(bytes), 0, DEFAULT_FLAGS, null, binary, objectId, null);
     made = 0;
-    for (let i = 0; i < 3; i++) assert.strictEqual(small.readSmall(Buffer.from(bytes), binary, objectId, false, null, false), undefined);
+    for (let i = 0; i < 3; i++) assert.strictEqual(small.readSmall(Buffer.from(bytes), 0, DEFAULT_FLAGS, null, binary, objectId, null), undefined);
     assert.strictEqual(made, 0, `values made for ${bytes.toString('hex')}`);
     same(bytes, undefined, bytes.toString('hex'));
   }
   // while that check runs, the documents the reader takes are still taken
   for (const i of [0, 2, 5, 8, 15, 16, 18, 19, 20, 21, 22, 23, 25, 26]) {
-    assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), () => ({}), () => ({}), false, null, false), undefined, `sample ${i}`);
+    assert.notStrictEqual(small.readSmall(Buffer.from(SAMPLES[i]), 0, DEFAULT_FLAGS, null, () => ({}), () => ({}), null), undefined, `sample ${i}`);
   }
-  assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), () => ({}), () => ({}), false, null, false), undefined, 'a big binary');
+  assert.notStrictEqual(small.readSmall(Buffer.from(BIG[0]), 0, DEFAULT_FLAGS, null, () => ({}), () => ({}), null), undefined, 'a big binary');
 });
 
 test('ever-new keys: dictionary-mode objects with js-bson\'s values; alternating shapes stay fast', () => {
@@ -327,7 +328,8 @@ test('promoteValues: false and raw: the reader takes the smallest replies (js-bs
   const numbers = { Int32: js.Int32, Double: js.Double };
   const binary = (buf, start, end, subType) => new js.Binary(buf.subarray(start, end), subType);
   const objectId = () => new js.ObjectId('65494a394033a116319ce2da');
-  const read = (bytes, wrap, raw) => small.readSmall(Buffer.from(bytes), binary, objectId, false, wrap ? numbers : null, raw);
+  const { F_PROMOTE_VALUES, F_RAW } = require('../lib/deserialize/options');
+  const read = (bytes, wrap, raw) => small.readSmall(Buffer.from(bytes), 0, (DEFAULT_FLAGS & ~(wrap ? F_PROMOTE_VALUES : 0)) | (raw ? F_RAW : 0), null, binary, objectId, numbers);
   const okDouble = SAMPLES[1];
   const nAndOk = SAMPLES[2];
   for (const bytes of [okDouble, nAndOk, SAMPLES[4], SAMPLES[7], SAMPLES[19], SAMPLES[25]]) {
@@ -350,5 +352,54 @@ test('promoteValues: false and raw: the reader takes the smallest replies (js-bs
       for (let r = 0; r < 4; r++) same(bytes, options, JSON.stringify(options));
     }
     assert.strictEqual(small.layoutCounts.hits, hits, 'no compiled layout under these options');
+  }
+});
+
+test('documents at an offset, with a fieldsAsRaw and a per-key UTF-8 setting (the driver\'s reads of its replies): taken, js-bson\'s values; an array under a raw name is not', () => {
+  const { F_ALLOW_SMALLER, F_UTF8_MAP } = require('../lib/deserialize/options');
+  const driver = { fieldsAsRaw: {}, promoteValues: true, promoteBuffers: false, promoteLongs: true, bsonRegExp: false, raw: false, useBigInt64: false, validation: { utf8: { writeErrors: false } } };
+  const objectNames = Object.getOwnPropertyNames(Object.prototype).map(n => '\0' + n).join('');
+  const at = (bytes, offset, tail = 0) => Buffer.concat([Buffer.alloc(offset, 0xee), bytes, Buffer.alloc(tail, 0xdd)]);
+  const flat = [SAMPLES[0], SAMPLES[2], SAMPLES[4], SAMPLES[19], SAMPLES[25], b.doc(b.el(T.int32, 'n', b.i32(1)), b.el(T.int32, 'nModified', b.i32(1)), b.el(T.double, 'ok', b.f64(1)))];
+  for (const [i, bytes] of flat.entries()) {
+    for (const offset of [0, 1, 21]) {
+      for (const tail of [0, 3]) {
+        const buf = at(bytes, offset, tail);
+        const taken = small.readSmall(buf, offset, DEFAULT_FLAGS | F_ALLOW_SMALLER | F_UTF8_MAP, objectNames, () => ({}), () => ({}), null);
+        assert.notStrictEqual(taken, undefined, `sample ${i} at ${offset}`);
+        for (let r = 0; r < 6; r++) {
+          same(buf, { ...driver, index: offset, allowObjectSmallerThanBufferSize: true }, `sample ${i} at ${offset}, ${tail} bytes after`);
+          // without allowObjectSmallerThanBufferSize: js-bson's error unless the buffer is the document
+          same(buf, { index: offset }, `sample ${i} at ${offset}, not allowed smaller`);
+        }
+      }
+    }
+  }
+  // arrays under fieldsAsRaw names: js-bson makes their documents views (given up on here); other arrays are read
+  const withArrays = [
+    [b.doc(b.el(T.array, 'a', b.doc(b.el(T.object, '0', b.doc(b.el(T.int32, 'x', b.i32(1))))))), { a: true }, false],
+    [b.doc(b.el(T.array, 'toString', b.doc(b.el(T.object, '0', b.doc())))), {}, false],
+    [b.doc(b.el(T.array, 'b', b.doc(b.el(T.array, '0', b.doc(b.el(T.object, '0', b.doc())))))), { 0: true }, false],
+    [b.doc(b.el(T.array, 'ab', b.doc(b.el(T.object, '0', b.doc())))), { a: true, abc: true }, true],
+    [b.doc(b.el(T.object, 'o', b.doc(b.el(T.array, 'a', b.doc(b.el(T.object, '0', b.doc())))))), { a: 1 }, false]
+  ];
+  for (const [i, [bytes, fieldsAsRaw, read]] of withArrays.entries()) {
+    const names = Object.keys(fieldsAsRaw).map(n => '\0' + n).join('') + objectNames;
+    assert.strictEqual(small.readSmall(Buffer.from(bytes), 0, DEFAULT_FLAGS, names, () => ({}), () => ({}), null) !== undefined, read, `array case ${i}`);
+    for (const offset of [0, 5]) same(at(bytes, offset, 2), { fieldsAsRaw, index: offset, allowObjectSmallerThanBufferSize: true }, `array case ${i} at ${offset}`);
+  }
+  // a recurring layout at an offset: read, and every other byte there too; compiled layouts are for whole buffers only
+  const layout = b.doc(b.el(T.int32, 'n', b.i32(7)), b.el(T.bool, 'acknowledged', Buffer.from([1])), b.el(T.double, 'ok', b.f64(1)));
+  const compiled = small.layoutCounts.compiled;
+  for (let r = 0; r < 12; r++) same(at(layout, 9, 4), { ...driver, index: 9, allowObjectSmallerThanBufferSize: true }, 'layout at an offset');
+  assert.notStrictEqual(small.readSmall(at(layout, 9, 4), 9, DEFAULT_FLAGS | F_ALLOW_SMALLER, null, () => ({}), () => ({}), null), undefined);
+  assert.strictEqual(small.layoutCounts.compiled, compiled, 'no layout compiled from documents at an offset');
+  for (let i = 0; i < layout.length; i++) {
+    for (const v of [0, 1, 0x41, 0xff]) {
+      const mutated = at(layout, 9, 4);
+      if (mutated[9 + i] === v) continue;
+      mutated[9 + i] = v;
+      same(mutated, { ...driver, index: 9, allowObjectSmallerThanBufferSize: true }, `layout at an offset, byte ${i} set to ${v}`);
+    }
   }
 });

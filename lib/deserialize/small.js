@@ -20,7 +20,7 @@
 // up on, a first pass over the next ones' headers turns such documents away
 // before any value is made: mayRead.)
 const { Buffer } = require('node:buffer');
-const { getInt32LE: int32 } = require('./options');
+const { getInt32LE: int32, F_PROMOTE_VALUES, F_PROMOTE_BUFFERS, F_RAW, F_ALLOW_SMALLER } = require('./options');
 const { dictionaryObject, compileFactory, COMPILE_AFTER } = require('./shapes');
 const codegen = require('../shaped/codegen');
 
@@ -38,6 +38,7 @@ let makeObjectId = null;
 let promoteBuffers = false;
 let numberClasses = null; // promoteValues false: the copy's { Int32, Double }, made for int32s and doubles
 let rawDocuments = false; // raw: embedded documents are views of the input (given up on here)
+let rawNames = null; // fieldsAsRaw's names (options.js rawNamesOf): an array under one of them is given up on
 
 const latin1Slice = Buffer.prototype.latin1Slice;
 const f64 = new Float64Array(1);
@@ -208,9 +209,9 @@ let checkFirst = 0; // calls left that run mayRead first
  * documents it gives up on, long strings, it gives up on at once; armed by
  * them too, it cost the bench's smallest replies ~10% in its shared process).
  */
-function mayRead(buf, n) {
-  const end = n - 1;
-  let at = 4;
+function mayRead(buf, start, n) {
+  const end = start + n - 1;
+  let at = start + 4;
   let count = 0;
   let depth = 0;
   while (at < end) {
@@ -310,6 +311,8 @@ function readDocument(buf, at, end, depth, isArray) {
       case 0x04: {
         // embedded document, array
         if (depth >= MAX_DEPTH || at + 4 > end || (rawDocuments && type === 0x03)) return undefined;
+        // (in an array its key is its index, which this reader does not make)
+        if (type === 0x04 && rawNames !== null && (isArray || isRawName(key))) return undefined;
         const size = int32(buf, at);
         if (size < 5 || size > end - at) return undefined;
         value = readDocument(buf, at + 4, at + size - 1, depth + 1, type === 0x04);
@@ -356,6 +359,16 @@ function readDocument(buf, at, end, depth, isArray) {
     keys[n] = key;
     values[n++] = value;
   }
+}
+
+/** Whether `key` is one of rawNames (each preceded by a NUL). */
+function isRawName(key) {
+  const needle = '\0' + key;
+  for (let i = rawNames.indexOf(needle); i >= 0; i = rawNames.indexOf(needle, i + 1)) {
+    const after = i + needle.length;
+    if (after === rawNames.length || rawNames.charCodeAt(after) === 0) return true;
+  }
+  return false;
 }
 
 // Compiled layouts. A document of at most LAYOUT_MAX_BYTES whose elements
@@ -491,30 +504,51 @@ return { ${object}};
 }
 
 /**
- * The document in `buf` (a Buffer holding exactly one document), or
- * undefined when this reader does not take it. `binary(buf, start, end,
- * subType, promote)` makes a binary value, `objectId(i0, i1, i2, i3)` an
- * ObjectId from its four 24-bit ints. `numbers`: null with promoteValues,
- * else the copy's { Int32, Double } (js-bson wraps int32s and doubles);
- * `raw`: the raw option (a document with an embedded one is given up on). The
- * compiled layouts are for promoteValues without raw: the bytes of
- * { ok: 1 } make another object under either (a Double, an empty
- * document's view). (Under either, { ok: 1 } read natively was 0.90-0.94x
- * js-bson's speed.)
+ * The document at `at` in `buf` (a Buffer holding exactly that document, or
+ * under allowObjectSmallerThanBufferSize at least it), or undefined when
+ * this reader does not take it. `flags`: the decode flags (options.js) of
+ * the options it honours: promoteValues (else int32s and doubles are made
+ * with `numbers`, the copy's { Int32, Double }), promoteBuffers, raw (a
+ * document with an embedded one is given up on); the UTF-8 validation
+ * settings do not change what it takes (ASCII keys and strings only).
+ * `names`: fieldsAsRaw's names, or null. `binary(buf, start, end, subType,
+ * promote)` makes a binary value, `objectId(i0, i1, i2, i3)` an ObjectId
+ * from its four 24-bit ints. The compiled layouts read a buffer of exactly
+ * the document under promoteValues without raw only (the bytes of
+ * { ok: 1 } make another object under either option: a Double, an empty
+ * document's view). (The driver reads each reply at its offset in the
+ * message, with a fieldsAsRaw and a per-key UTF-8 setting: read natively,
+ * { n: 1, ok: 1 } so was 0.50x js-bson's speed; under promoteValues: false
+ * or raw, { ok: 1 } 0.90-0.94x.)
  */
-function readSmall(buf, binary, objectId, promote, numbers, raw) {
-  const n = buf.length;
-  if ((n > MAX_BYTES && n <= BIG_BYTES) || n < 5 || int32(buf, 0) !== n || buf[n - 1] !== 0) return undefined;
-  const plain = numbers === null && !raw;
+function readSmall(buf, at, flags, names, binary, objectId, numbers) {
+  if (at + 5 > buf.length) return undefined;
+  const n = int32(buf, at);
+  if ((n > MAX_BYTES && n <= BIG_BYTES) || n < 5 || buf[at + n - 1] !== 0) return undefined;
+  if ((flags & F_ALLOW_SMALLER) === 0 ? n !== buf.length : n > buf.length - at) return undefined;
+  // (the compiled layouts: a buffer of exactly the document, under promoteValues without raw)
+  const plain = at === 0 && n === buf.length && (flags & (F_PROMOTE_VALUES | F_RAW)) === F_PROMOTE_VALUES;
   if (n <= LAYOUT_MAX_BYTES && reader0 !== null && plain) {
     const o = reader0(buf);
     if (o !== undefined) return o;
     const p = reader1 === null ? undefined : reader1(buf);
     if (p !== undefined) return p;
   }
+  return readElements(buf, at, n, flags, names, binary, objectId, numbers, plain);
+}
+
+/**
+ * readSmall for a document no compiled layout took: the header pass if
+ * armed, then readDocument. (A function of its own, so that V8 inlines
+ * readSmall and a layout's reader into deserialize: with this in readSmall,
+ * { ok: 1 } and { n: 1, ok: 1 } read at 6.7-7.5x js-bson's speed in the
+ * bench's child, 9.2-9.9x so; the documents readDocument reads pay the
+ * call, ~5%.)
+ */
+function readElements(buf, at, n, flags, names, binary, objectId, numbers, plain) {
   if (checkFirst > 0) {
     checkFirst--;
-    if (!mayRead(buf, n)) {
+    if (!mayRead(buf, at, n)) {
       checkFirst = CHECK_CALLS;
       return undefined;
     }
@@ -522,12 +556,14 @@ function readSmall(buf, binary, objectId, promote, numbers, raw) {
   elements = 0;
   makeBinary = binary;
   makeObjectId = objectId;
-  promoteBuffers = promote;
-  numberClasses = numbers;
-  rawDocuments = raw;
+  const promoteValues = (flags & F_PROMOTE_VALUES) !== 0;
+  promoteBuffers = promoteValues && (flags & F_PROMOTE_BUFFERS) !== 0;
+  numberClasses = promoteValues ? null : numbers;
+  rawDocuments = (flags & F_RAW) !== 0;
+  rawNames = names;
   deepest = 0;
   freshKey = false;
-  const document = readDocument(buf, 4, n - 1, 0, false);
+  const document = readDocument(buf, at + 4, at + n - 1, 0, false);
   // (no references to a document's values are kept: makeObject drops those
   // it used, and a document not taken drops the values read before it stopped)
   if (document === undefined) {
