@@ -464,6 +464,7 @@ function writeInto(tape, finalBuffer, index, opsLen, argc, BSONError) {
   const n = -counted - 2;
   if (n > typedArrayLength.call(finalBuffer) - index) return -1;
   const at = typedArrayByteOffset.call(finalBuffer) + index;
+  if (at + n > 0xffffffff) return -1; // (the native side takes the offset and end as u32s)
   let r;
   encCtl[5] = at + n; // (the writer stores nothing past the document: src/encode.rs CTL_OUT_END)
   try {
