@@ -9,7 +9,7 @@ const { tape } = require('./tape');
 const { keys, cachedStrings, factories, arities, assignValue, dictionaryObject, runDefinitions } = require('./shapes');
 const { F_PROMOTE_VALUES, F_PROMOTE_BUFFERS } = require('./options');
 const { binaryByConstructors, binaryByFields } = require('../layout');
-const { bufferView } = require('../buffer-view');
+const { bufferView, typedArrayBuffer, typedArrayByteOffset } = require('../buffer-view');
 
 // Op codes (see ARCHITECTURE.md).
 const NUM = 0x01;
@@ -85,11 +85,6 @@ function packedArray(template, filler, n) {
   return template.slice(0, n);
 }
 
-// %TypedArray%.prototype's buffer and byteOffset getters (see viewOf).
-const typedArray = Object.getPrototypeOf(Uint8Array.prototype);
-const bufferOf = Object.getOwnPropertyDescriptor(typedArray, 'buffer').get;
-const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArray, 'byteOffset').get;
-
 /**
  * input.subarray(start, end): for a Buffer, the Buffer over the same memory
  * that Node's Buffer#subarray makes (new FastBuffer(this.buffer,
@@ -100,8 +95,8 @@ const byteOffsetOf = Object.getOwnPropertyDescriptor(typedArray, 'byteOffset').g
 function viewOf(input, start, end) {
   if (!(input instanceof Buffer)) return input.subarray(start, end);
   if (input !== viewInput) {
-    viewBuffer = bufferOf.call(input);
-    viewOffset = byteOffsetOf.call(input);
+    viewBuffer = typedArrayBuffer.call(input);
+    viewOffset = typedArrayByteOffset.call(input);
     viewInput = input;
   }
   return bufferView(viewBuffer, viewOffset + start, end - start);

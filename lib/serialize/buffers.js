@@ -8,7 +8,7 @@ const { addon, SLOT, ensureScratch } = require('../native');
 const { countDocument } = require('./keys');
 const { writeSmall, MAX_OPS: SMALL_OPS, MAX_OP_BYTES: SMALL_OP_BYTES } = require('./small');
 const { CHUNK, ARG0, MIN_TAPE, KEEP_OUT, MAX_BSON_SIZE } = require('./ops');
-const { bufferView } = require('../buffer-view');
+const { bufferView, TYPED_ARRAY, typedArrayBuffer, typedArrayByteOffset, typedArrayLength } = require('../buffer-view');
 const { noteLatin1 } = require('./types');
 
 // Slots 2..5 are managed here: each Tape owns its buffers and registers them
@@ -422,11 +422,7 @@ function runNative(tape, BSONError, fresh, into, index) {
 // or writes as in js-bson, finalBuffer untouched before it.
 const INTO_MIN = 32 * 1024;
 const EMPTY_OUT = new ArrayBuffer(0);
-const TYPED_ARRAY = Object.getPrototypeOf(Uint8Array.prototype);
 const typedArraySet = TYPED_ARRAY.set;
-const typedArrayBuffer = Object.getOwnPropertyDescriptor(TYPED_ARRAY, 'buffer').get;
-const typedArrayByteOffset = Object.getOwnPropertyDescriptor(TYPED_ARRAY, 'byteOffset').get;
-const typedArrayLength = Object.getOwnPropertyDescriptor(TYPED_ARRAY, 'length').get;
 const { hasOwn, getPrototypeOf, getOwnPropertyDescriptor } = Object;
 const { isArrayBuffer } = require('node:util').types;
 

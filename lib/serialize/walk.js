@@ -17,6 +17,7 @@ const { Tape, ELEMENT_VALUE_BYTES } = require('./buffers');
 const { onPath, SCAN_DEPTH } = require('./path');
 const { createFrameShapes, MAX_KEYS: MAX_SHAPE_KEYS } = require('../shaped/serialize');
 const { sameKeys, freshAt } = require('../shaped/table');
+const { typedArrayLength } = require('../buffer-view');
 
 const { writeEnd, writeSkip, writeNull, writeBoolean, writeNumber, writeString, writeBigInt } = T;
 const { writeDate, writeUint8Array, writeDocument } = T;
@@ -46,8 +47,6 @@ const KIND_MAP = 2;
 // deoptimize the lane over and over: 64 floats 0.68x js-bson's speed, and
 // other documents serialized in the same process slower.)
 const KIND_VIEW = 3;
-// %TypedArray%.prototype's length getter: a typed array's element count, from its internal slot
-const typedArrayLength = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), 'length').get;
 
 /** The number of elements of an ArrayBuffer view, read as numbers in a KIND_VIEW frame (a DataView: none). */
 function viewElements(view) {
