@@ -96,6 +96,7 @@ function installApp(name, tarballs, flags = []) {
   assert.ok(!fs.existsSync(path.join(installed, 'bson_rs.node')), 'no binary in the main package');
   assert.ok(!fs.existsSync(path.join(installed, 'target')), 'no target/ in the installed package');
   assert.ok(fs.existsSync(path.join(installed, 'bench', 'ratios.svg')), "the README's chart is packed");
+  assert.ok(fs.existsSync(path.join(installed, 'docs', 'PERFORMANCE.md')), "the README's performance record is packed");
   for (const dev of ['mongodb', 'typescript', 'mitata']) assert.ok(!fs.existsSync(path.join(nm, dev)), `${dev} was installed`);
   const size = dirSize(nm);
   assert.ok(size < MAX_NODE_MODULES, `node_modules is ${(size / 1048576).toFixed(1)} MB`);
