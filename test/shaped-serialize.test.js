@@ -21,7 +21,13 @@ const WARM = 8; // > COMPILE_AFTER
 test.beforeEach(() => shapes.reset());
 function warmUp(make) {
   const before = shapes.compiled();
-  for (let i = 0; i < WARM; i++) sameBytes(make(i), undefined, 'warm-up');
+  let i = 0;
+  for (; i < WARM; i++) sameBytes(make(i), undefined, 'warm-up');
+  // (key lists over a window's compile budget are compiled in the next windows: table.js COMPILES_PER_WINDOW)
+  for (let seen = -1; seen !== shapes.compiled(); ) {
+    seen = shapes.compiled();
+    for (const end = i + shapes.COMPILE_WINDOW; i < end; i++) sameBytes(make(i), undefined, 'warm-up');
+  }
   assert.ok(shapes.compiled() > before, 'the warm-up compiled a frame');
 }
 
@@ -282,6 +288,16 @@ test('keys with a flag at compiled positions: js-bson errors under checkKeys, by
     for (const options of OPTION_SETS) sameBytes(make(1), options, JSON.stringify(key));
   }
   assert.ok(shapes.compiled() > 0, 'frames were compiled');
+});
+
+test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window: the 50 of an $and', () => {
+  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
+  for (let i = 0; i < WARM; i++) sameBytes(and(i), undefined, 'first window');
+  const first = shapes.compiled();
+  // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
+  assert.ok(first > 0 && first <= shapes.COMPILES_PER_WINDOW + 1 && first < 50, `${first} compiled in the first window`);
+  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameBytes(and(i), undefined, 'later windows');
+  assert.ok(shapes.compiled() >= 50, `${shapes.compiled()} compiled after 16 windows`);
 });
 
 test('Proxies of a learned shape: same bytes and the same trap sequence as js-bson', () => {

@@ -24,7 +24,13 @@ const WARM = 8; // > COMPILE_AFTER
 test.beforeEach(() => shapes.reset());
 function warmUp(make) {
   const before = shapes.compiled();
-  for (let i = 0; i < WARM; i++) sameSize(make(i), undefined, 'warm-up');
+  let i = 0;
+  for (; i < WARM; i++) sameSize(make(i), undefined, 'warm-up');
+  // (key lists over a window's compile budget are compiled in the next windows: table.js COMPILES_PER_WINDOW)
+  for (let seen = -1; seen !== shapes.compiled(); ) {
+    seen = shapes.compiled();
+    for (const end = i + shapes.COMPILE_WINDOW; i < end; i++) sameSize(make(i), undefined, 'warm-up');
+  }
   assert.ok(shapes.compiled() > before, 'the warm-up compiled a sizer');
 }
 
@@ -422,15 +428,36 @@ test("ever-new key lists, at a position or at the root (a cold table): toBSON an
 });
 
 test('many key lists with the same first key (_id) are each compiled', () => {
-  for (let shape = 0; shape < 24; shape++) {
-    const doc = i => {
-      const d = { _id: new js.ObjectId('65494a394033a116319ce2da'), n: i };
-      for (let k = 0; k <= shape; k++) d['f' + k] = k;
-      return d;
-    };
-    for (let i = 0; i < WARM; i++) sameSize(doc(i), undefined, `shape ${shape}`);
+  // (a pass is 24 * WARM calls, 3 windows of the compile budget: 12 lists)
+  for (let pass = 0; pass < 3; pass++) {
+    for (let shape = 0; shape < 24; shape++) {
+      const doc = i => {
+        const d = { _id: new js.ObjectId('65494a394033a116319ce2da'), n: i };
+        for (let k = 0; k <= shape; k++) d['f' + k] = k;
+        return d;
+      };
+      for (let i = 0; i < WARM; i++) sameSize(doc(i), undefined, `shape ${shape}`);
+    }
   }
   assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
+});
+
+test('a key list that comes again in the same call is compiled when due, whatever the budget', () => {
+  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
+  for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'the window\'s budget spent');
+  const before = shapes.compiled();
+  sameSize({ rows: Array.from({ length: 10 }, (_, i) => ({ r: i, s: 'x' })) }, undefined, 'rows');
+  assert.ok(shapes.compiled() > before, "the rows' key list was compiled in its first call");
+});
+
+test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window: the 50 of an $and', () => {
+  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
+  for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'first window');
+  const first = shapes.compiled();
+  // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
+  assert.ok(first > 0 && first <= shapes.COMPILES_PER_WINDOW + 1 && first < 50, `${first} compiled in the first window`);
+  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameSize(and(i), undefined, 'later windows');
+  assert.ok(shapes.compiled() >= 50, `${shapes.compiled()} compiled after 16 windows`);
 });
 
 test('without code generation, calculateObjectSize and serialize still answer like js-bson', () => {
