@@ -98,8 +98,8 @@ function createTable(compile, isCompiled) {
   let freshPositions = 0; // (for the tests)
   let afterBig = false; // the last document was BIG_DOCUMENT bytes or more
   let callNo = 0; // calls so far (framesNow)
-  let windowCalls = 0; // calls in the current compile window (COMPILE_WINDOW)
-  let windowCompiles = 0; // key lists compiled in it
+  let windowStart = 0; // the call the current compile window (COMPILE_WINDOW) began at
+  let windowCompiles = 0; // key lists that come once a call compiled in it
 
   // keys: the key list (null: an array node). slots: the node each
   // position's embedded object or array had last. misses: per position, the
@@ -137,7 +137,6 @@ function createTable(compile, isCompiled) {
   /** Should this call use the table? Yes, but while cold no, except for a trial window every COLD_CALLS calls. */
   function framesNow() {
     callNo++;
-    if (++windowCalls === COMPILE_WINDOW) windowCalls = windowCompiles = 0;
     if (cold && ++calls === COLD_CALLS) {
       calls = 0;
       cold = false;
@@ -189,9 +188,15 @@ function createTable(compile, isCompiled) {
     node.lastCall = callNo;
     const due = afterBig && node.keys !== null && node.keys.length <= FEW_KEYS ? COMPILE_AFTER_BIG : COMPILE_AFTER;
     if (!isCompiled(node) && ++node.uses >= due && (node.uses === due || node.uses % 64 === 0)) {
-      if (!again && windowCompiles >= COMPILES_PER_WINDOW) {
-        node.uses = due - 1; // (due again at its next use)
-        return node;
+      if (!again) {
+        if (callNo - windowStart >= COMPILE_WINDOW) {
+          windowStart = callNo;
+          windowCompiles = 0;
+        }
+        if (windowCompiles >= COMPILES_PER_WINDOW) {
+          node.uses = due - 1; // (due again at its next use)
+          return node;
+        }
       }
       if (compiledCount >= MAX_COMPILED) sweep();
       if (compiledCount < MAX_COMPILED && compile(node)) {
@@ -310,7 +315,7 @@ function createTable(compile, isCompiled) {
       byFirstKey.clear();
       lastUnslotted = null;
       root = null;
-      nodeCount = compiledCount = calls = rootHits = freshPositions = windowCalls = windowCompiles = 0;
+      nodeCount = compiledCount = calls = rootHits = freshPositions = callNo = windowStart = windowCompiles = 0;
       startWindows();
       cold = false;
       afterBig = false;
