@@ -428,7 +428,7 @@ test("ever-new key lists, at a position or at the root (a cold table): toBSON an
 });
 
 test('many key lists with the same first key (_id) are each compiled', () => {
-  // (a pass is 24 * WARM calls, 3 windows of the compile budget: 12 lists)
+  // (a pass is 24 * WARM calls: 3 compile windows, room for 3 * COMPILES_PER_WINDOW lists)
   for (let pass = 0; pass < 3; pass++) {
     for (let shape = 0; shape < 24; shape++) {
       const doc = i => {
@@ -442,8 +442,10 @@ test('many key lists with the same first key (_id) are each compiled', () => {
   assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
 });
 
+/** An `$and` of 50 conditions on 50 fields: 50 key lists that come once a call. */
+const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
+
 test('a key list that comes again in the same call is compiled when due, whatever the budget', () => {
-  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
   for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'the window\'s budget spent');
   const before = shapes.compiled();
   sameSize({ rows: Array.from({ length: 10 }, (_, i) => ({ r: i, s: 'x' })) }, undefined, 'rows');
@@ -451,7 +453,6 @@ test('a key list that comes again in the same call is compiled when due, whateve
 });
 
 test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window: the 50 of an $and', () => {
-  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
   for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'first window');
   const first = shapes.compiled();
   // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
