@@ -19,10 +19,11 @@ const typedArrayBuffer = getter('buffer');
 const typedArrayByteOffset = getter('byteOffset');
 const typedArrayByteLength = getter('byteLength');
 const typedArrayLength = getter('length');
+const typedArrayTag = getter(Symbol.toStringTag); // (undefined for a value that is no typed array)
 
 /** A Buffer over `length` bytes of ArrayBuffer `ab` from `offset` (in range: the callers' own offsets). */
 function bufferView(ab, offset, length) {
   return FastBuffer !== null ? new FastBuffer(ab, offset, length) : Buffer.from(ab, offset, length);
 }
 
-module.exports = { bufferView, nodeBufferClass: FastBuffer, TYPED_ARRAY, typedArrayBuffer, typedArrayByteOffset, typedArrayByteLength, typedArrayLength };
+module.exports = { bufferView, nodeBufferClass: FastBuffer, TYPED_ARRAY, typedArrayBuffer, typedArrayByteOffset, typedArrayByteLength, typedArrayLength, typedArrayTag };

@@ -1,10 +1,7 @@
 'use strict';
 // js-bson's type predicates (parser/utils.ts), shared by the serialize walk,
 // calculateObjectSize and the root checks.
-const typedArrayTag = Object.getOwnPropertyDescriptor(
-  Object.getPrototypeOf(Uint8Array.prototype),
-  Symbol.toStringTag
-).get;
+const { typedArrayTag } = require('../buffer-view');
 const objectToString = Object.prototype.toString;
 
 function isUint8Array(value) {
