@@ -15,6 +15,11 @@
 // sides from run to run), BENCH_FILTER and BENCH_OPS (regular
 // expressions on document and operation names), BENCH_OUT (bench/cold.json;
 // the markdown goes next to it as cold.md).
+//
+// `npm run bench:cold -- --mix`: a process that handles many document
+// shapes. Each child builds MIX_DOCUMENTS and calls the operation on them in
+// turn (one, the next, ...) for its first N calls, N in MIX_CALLS; rounds as
+// above (BENCH_ROUNDS, 5 here; BENCH_OPS; BENCH_OUT, bench/cold-mix.json).
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -68,6 +73,82 @@ function childMain([name, op, lib, calls]) {
   const sampler = makeSampler(api, op, d);
   const ns = sampler(n);
   process.stdout.write(JSON.stringify({ ns, n, loadNs }));
+}
+
+// The documents of --mix: the spec documents and small_10_fields (eight
+// shapes, 235 B to 6 KiB of BSON), and the call counts it times.
+const MIX_DOCUMENTS = ['tweet', 'full_bson', 'mixed_small', 'mixed_medium', 'small_10_fields', 'nested_4', 'deep_bson', 'flat_bson'];
+const MIX_CALLS = [2000, 8000, 30000, 100000];
+
+function mixChildMain([op, lib, calls]) {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc');
+  v8.setFlagsFromString('--no-expose-gc');
+  const bson = require('bson');
+  const docs = buildDocuments(bson, { only: (n) => MIX_DOCUMENTS.includes(n) })
+    .filter((d) => MIX_DOCUMENTS.includes(d.name))
+    .map((d) => (op === 'deserialize' ? bson.serialize(d.doc) : d.doc));
+  if (docs.length !== MIX_DOCUMENTS.length) throw new Error('--mix-child: a document is missing');
+  gc();
+  const api = lib === 'rs' ? require('..') : bson;
+  const n = Number(calls);
+  // eslint-disable-next-line no-new-func
+  const sample = new Function('api', 'docs', `return function sample_mix_${op}(n) {
+    let sink = null;
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) sink = api.${op}(docs[i % docs.length]);
+    const t1 = performance.now();
+    return sink === undefined ? -1 : (t1 - t0) * 1e6;
+  };`)(api, docs);
+  process.stdout.write(JSON.stringify({ ns: sample(n), n }));
+}
+
+function mixMain() {
+  const rounds = Number(env.BENCH_ROUNDS) > 0 ? Number(env.BENCH_ROUNDS) : 5;
+  const opFilter = env.BENCH_OPS ? new RegExp(env.BENCH_OPS) : null;
+  const out = path.resolve(env.BENCH_OUT || path.join(__dirname, 'cold-mix.json'));
+  const started = Date.now();
+  const results = [];
+  for (const op of OPERATIONS.filter((o) => !opFilter || opFilter.test(o))) {
+    for (const calls of MIX_CALLS) {
+      process.stderr.write(`[cold --mix] ${op} ${calls}\n`);
+      const js = [];
+      const rs = [];
+      const ratios = [];
+      for (let round = 0; round < rounds; round++) {
+        const got = {};
+        for (const lib of round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js']) {
+          const r = spawnSync(process.execPath, [__filename, '--mix-child', op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+          if (r.status !== 0) throw new Error(`mix child ${op} ${lib} failed: ${r.stderr}`);
+          got[lib] = JSON.parse(r.stdout).ns;
+        }
+        js.push(got.js);
+        rs.push(got.rs);
+        ratios.push(got.js / got.rs);
+      }
+      results.push({ operation: op, calls, jsNs: median(js), rsNs: median(rs), ratio: median(ratios), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios) });
+    }
+  }
+  const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
+  const json = { generated: new Date().toISOString(), machine, rounds, documents: MIX_DOCUMENTS, results, durationSec: Math.round((Date.now() - started) / 1000) };
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
+  const lines = ['| operation | first calls | js-bson | bson-rs | speed-up | range over rounds |', '| --- | ---: | ---: | ---: | ---: | ---: |'];
+  for (const r of results) {
+    const bold = r.ratio < 1 ? '**' : '';
+    lines.push(`| ${r.operation} | ${r.calls.toLocaleString('en-US')} | ${fmtMs(r.jsNs)} ms | ${fmtMs(r.rsNs)} ms | ${bold}${r.ratio.toFixed(2)}×${bold} | ${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)} |`);
+  }
+  const md = [
+    "## Cold, many shapes: a process's first calls over eight documents in turn",
+    '',
+    `Speed-up = js-bson time / bson-rs time for the first N calls of a new process that loaded only that library and calls the operation on ${MIX_DOCUMENTS.join(', ')} in turn. Median over ${rounds} rounds of one child process per library. Measured ${json.generated.slice(0, 10)} with \`npm run bench:cold -- --mix\` on ${machine}.`,
+    '',
+    ...lines,
+    ''
+  ].join('\n');
+  fs.writeFileSync(out.replace(/\.json$/, '.md'), md);
+  process.stdout.write(md + '\n');
+  process.stderr.write(`cold --mix: ${out} (${json.durationSec} s)\n`);
 }
 
 function runChild(name, op, lib, calls) {
@@ -145,4 +226,6 @@ function main() {
 }
 
 if (ARGS[0] === '--child') childMain(ARGS.slice(1));
+else if (ARGS[0] === '--mix-child') mixChildMain(ARGS.slice(1));
+else if (ARGS[0] === '--mix') mixMain();
 else main();
