@@ -92,14 +92,14 @@ function mixChildMain([op, lib, calls]) {
   gc();
   const api = lib === 'rs' ? require('..') : bson;
   const n = Number(calls);
+  const sink = { value: null };
+  // (compiled per operation, as workload.js's samplers)
   // eslint-disable-next-line no-new-func
-  const sample = new Function('api', 'docs', `return function sample_mix_${op}(n) {
-    let sink = null;
+  const sample = new Function('api', 'docs', 'sink', `return function sample_mix_${op}(n) {
     const t0 = performance.now();
-    for (let i = 0; i < n; i++) sink = api.${op}(docs[i % docs.length]);
-    const t1 = performance.now();
-    return sink === undefined ? -1 : (t1 - t0) * 1e6;
-  };`)(api, docs);
+    for (let i = 0; i < n; i++) sink.value = api.${op}(docs[i % docs.length]);
+    return (performance.now() - t0) * 1e6;
+  };`)(api, docs, sink);
   process.stdout.write(JSON.stringify({ ns: sample(n), n }));
 }
 
@@ -118,9 +118,7 @@ function mixMain() {
       for (let round = 0; round < rounds; round++) {
         const got = {};
         for (const lib of round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js']) {
-          const r = spawnSync(process.execPath, [__filename, '--mix-child', op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
-          if (r.status !== 0) throw new Error(`mix child ${op} ${lib} failed: ${r.stderr}`);
-          got[lib] = JSON.parse(r.stdout).ns;
+          got[lib] = runChild(['--mix-child', op, lib, String(calls)]).ns;
         }
         js.push(got.js);
         rs.push(got.rs);
@@ -151,9 +149,10 @@ function mixMain() {
   process.stderr.write(`cold --mix: ${out} (${json.durationSec} s)\n`);
 }
 
-function runChild(name, op, lib, calls) {
-  const r = spawnSync(process.execPath, [__filename, '--child', name, op, lib, String(calls)], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (r.status !== 0) throw new Error(`cold child ${name} ${op} ${lib} failed: ${r.stderr}`);
+/** Runs `cold.js ...args` (a child mode) and returns what it printed, parsed. */
+function runChild(args) {
+  const r = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  if (r.status !== 0) throw new Error(`cold child ${args.join(' ')} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
 
@@ -184,7 +183,7 @@ function main() {
         const order = round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
         const got = {};
         for (const lib of order) {
-          got[lib] = runChild(d.name, op, lib, n);
+          got[lib] = runChild(['--child', d.name, op, lib, String(n)]);
           loads[lib].push(got[lib].loadNs);
         }
         js.push(got.js.ns);
