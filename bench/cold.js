@@ -39,13 +39,20 @@ function callsFor(bytes) {
   return Math.max(10, Math.min(1000, Math.floor(4e6 / Math.max(1, bytes))));
 }
 
-function childMain([name, op, lib, calls]) {
-  // gc() without --expose-gc on the command line, where the flag made
-  // require('bson') ~8 ms slower (19.8 against 11.9 ms, medians of 5 loads);
-  // set at run time, fetched, then unset, it made no difference measured.
+/**
+ * gc() without --expose-gc on the command line, where the flag made
+ * require('bson') ~8 ms slower (19.8 against 11.9 ms, medians of 5 loads);
+ * set at run time, fetched, then unset, it made no difference measured.
+ */
+function gcFunction() {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc');
   v8.setFlagsFromString('--no-expose-gc');
+  return gc;
+}
+
+function childMain([name, op, lib, calls]) {
+  const gc = gcFunction();
   const t0 = process.hrtime.bigint();
   const bson = require('bson');
   const bsonNs = Number(process.hrtime.bigint() - t0);
@@ -81,9 +88,7 @@ const MIX_DOCUMENTS = ['tweet', 'full_bson', 'mixed_small', 'mixed_medium', 'sma
 const MIX_CALLS = [2000, 8000, 30000, 100000];
 
 function mixChildMain([op, lib, calls]) {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc');
-  v8.setFlagsFromString('--no-expose-gc');
+  const gc = gcFunction();
   const bson = require('bson');
   const docs = buildDocuments(bson, { only: (n) => MIX_DOCUMENTS.includes(n) })
     .filter((d) => MIX_DOCUMENTS.includes(d.name))
@@ -112,19 +117,7 @@ function mixMain() {
   for (const op of OPERATIONS.filter((o) => !opFilter || opFilter.test(o))) {
     for (const calls of MIX_CALLS) {
       process.stderr.write(`[cold --mix] ${op} ${calls}\n`);
-      const js = [];
-      const rs = [];
-      const ratios = [];
-      for (let round = 0; round < rounds; round++) {
-        const got = {};
-        for (const lib of round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js']) {
-          got[lib] = runChild(['--mix-child', op, lib, String(calls)]).ns;
-        }
-        js.push(got.js);
-        rs.push(got.rs);
-        ratios.push(got.js / got.rs);
-      }
-      results.push({ operation: op, calls, jsNs: median(js), rsNs: median(rs), ratio: median(ratios), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios) });
+      results.push({ operation: op, calls, ...timeRounds(rounds, (lib) => ['--mix-child', op, lib, String(calls)]) });
     }
   }
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
@@ -132,10 +125,7 @@ function mixMain() {
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(json, null, 2) + '\n');
   const lines = ['| operation | first calls | js-bson | bson-rs | speed-up | range over rounds |', '| --- | ---: | ---: | ---: | ---: | ---: |'];
-  for (const r of results) {
-    const bold = r.ratio < 1 ? '**' : '';
-    lines.push(`| ${r.operation} | ${r.calls.toLocaleString('en-US')} | ${fmtMs(r.jsNs)} ms | ${fmtMs(r.rsNs)} ms | ${bold}${r.ratio.toFixed(2)}×${bold} | ${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)} |`);
-  }
+  for (const r of results) lines.push(`| ${r.operation} | ${r.calls.toLocaleString('en-US')} | ${timeCells(r)} |`);
   const md = [
     "## Cold, many shapes: a process's first calls over eight documents in turn",
     '',
@@ -154,6 +144,34 @@ function runChild(args) {
   const r = spawnSync(process.execPath, [__filename, ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.status !== 0) throw new Error(`cold child ${args.join(' ')} failed: ${r.stderr}`);
   return JSON.parse(r.stdout);
+}
+
+/**
+ * `rounds` rounds of one child per library (`argsOf(lib)`: its arguments;
+ * which goes first alternates; `onChild(lib, result)` sees each): the medians
+ * of their times and of the rounds' ratios js-bson time / bson-rs time.
+ */
+function timeRounds(rounds, argsOf, onChild = () => {}) {
+  const js = [];
+  const rs = [];
+  const ratios = [];
+  for (let round = 0; round < rounds; round++) {
+    const got = {};
+    for (const lib of round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js']) {
+      got[lib] = runChild(argsOf(lib));
+      onChild(lib, got[lib]);
+    }
+    js.push(got.js.ns);
+    rs.push(got.rs.ns);
+    ratios.push(got.js.ns / got.rs.ns);
+  }
+  return { jsNs: median(js), rsNs: median(rs), ratio: median(ratios), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios), ratios };
+}
+
+/** A result's table cells: the two times, the speed-up (bold below 1.00x) and its range over rounds. */
+function timeCells(r) {
+  const bold = r.ratio < 1 ? '**' : '';
+  return `${fmtMs(r.jsNs)} ms | ${fmtMs(r.rsNs)} ms | ${bold}${r.ratio.toFixed(2)}×${bold} | ${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)}`;
 }
 
 function fmtMs(ns) {
@@ -175,22 +193,9 @@ function main() {
   for (const d of docs) {
     for (const op of ops) {
       process.stderr.write(`[cold] ${d.name} ${op}\n`);
-      const js = [];
-      const rs = [];
-      const ratios = [];
       const n = callsFor(bson.calculateObjectSize(d.doc));
-      for (let round = 0; round < rounds; round++) {
-        const order = round % 2 === 0 ? ['js', 'rs'] : ['rs', 'js'];
-        const got = {};
-        for (const lib of order) {
-          got[lib] = runChild(['--child', d.name, op, lib, String(n)]);
-          loads[lib].push(got[lib].loadNs);
-        }
-        js.push(got.js.ns);
-        rs.push(got.rs.ns);
-        ratios.push(got.js.ns / got.rs.ns);
-      }
-      results.push({ document: d.name, operation: op, calls: n, jsNs: median(js), rsNs: median(rs), ratio: median(ratios), ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios), ratios });
+      const timed = timeRounds(rounds, (lib) => ['--child', d.name, op, lib, String(n)], (lib, r) => loads[lib].push(r.loadNs));
+      results.push({ document: d.name, operation: op, calls: n, ...timed });
     }
   }
   const machine = `${os.cpus()[0]?.model ?? 'unknown CPU'} (${os.cpus().length} cores), Node.js ${process.version}`;
@@ -201,10 +206,7 @@ function main() {
   const lines = [];
   lines.push('| document | operation | first calls | js-bson | bson-rs | speed-up | range over rounds |');
   lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: |');
-  for (const r of results) {
-    const bold = r.ratio < 1 ? '**' : '';
-    lines.push(`| ${r.document} | ${r.operation} | ${r.calls} | ${fmtMs(r.jsNs)} ms | ${fmtMs(r.rsNs)} ms | ${bold}${r.ratio.toFixed(2)}×${bold} | ${r.ratioMin.toFixed(2)}–${r.ratioMax.toFixed(2)} |`);
-  }
+  for (const r of results) lines.push(`| ${r.document} | ${r.operation} | ${r.calls} | ${timeCells(r)} |`);
   for (const op of ops) {
     const own = results.filter((r) => r.operation === op);
     if (own.length) lines.push(`| **geometric mean** | ${op} | | | | **${geomean(own.map((r) => r.ratio)).toFixed(2)}×** | |`);
