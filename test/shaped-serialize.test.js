@@ -12,6 +12,7 @@ const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
 const { outcome, canon } = require('./support/compare');
 const { traced } = require('./support/traps');
+const { warmUntilCompiled, andOf50 } = require('./support/shapes');
 const { testing: shapes, MAX_KEYS } = require('../lib/shaped/serialize');
 const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
 
@@ -21,13 +22,7 @@ const WARM = 8; // > COMPILE_AFTER
 test.beforeEach(() => shapes.reset());
 function warmUp(make) {
   const before = shapes.compiled();
-  let i = 0;
-  for (; i < WARM; i++) sameBytes(make(i), undefined, 'warm-up');
-  // (key lists over a window's compile budget are compiled in the next windows: table.js COMPILES_PER_WINDOW)
-  for (let seen = -1; seen !== shapes.compiled(); ) {
-    seen = shapes.compiled();
-    for (const end = i + shapes.COMPILE_WINDOW; i < end; i++) sameBytes(make(i), undefined, 'warm-up');
-  }
+  warmUntilCompiled(make, doc => sameBytes(doc, undefined, 'warm-up'), WARM);
   assert.ok(shapes.compiled() > before, 'the warm-up compiled a frame');
 }
 
@@ -291,12 +286,11 @@ test('keys with a flag at compiled positions: js-bson errors under checkKeys, by
 });
 
 test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window: the 50 of an $and', () => {
-  const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
-  for (let i = 0; i < WARM; i++) sameBytes(and(i), undefined, 'first window');
+  for (let i = 0; i < WARM; i++) sameBytes(andOf50(i), undefined, 'first window');
   const first = shapes.compiled();
   // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
   assert.ok(first > 0 && first <= shapes.COMPILES_PER_WINDOW + 1 && first < 50, `${first} compiled in the first window`);
-  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameBytes(and(i), undefined, 'later windows');
+  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameBytes(andOf50(i), undefined, 'later windows');
   assert.ok(shapes.compiled() >= 50, `${shapes.compiled()} compiled after 16 windows`);
 });
 

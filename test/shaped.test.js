@@ -13,6 +13,7 @@ const { Rng } = require('./support/prng');
 const gen = require('./support/gen');
 const { outcome } = require('./support/compare');
 const { assertFastSizeTraps, traced } = require('./support/traps');
+const { warmUntilCompiled, andOf50 } = require('./support/shapes');
 const { testing: shapes, counts: sizeCounts } = require('../lib/shaped/size');
 const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
 
@@ -24,13 +25,7 @@ const WARM = 8; // > COMPILE_AFTER
 test.beforeEach(() => shapes.reset());
 function warmUp(make) {
   const before = shapes.compiled();
-  let i = 0;
-  for (; i < WARM; i++) sameSize(make(i), undefined, 'warm-up');
-  // (key lists over a window's compile budget are compiled in the next windows: table.js COMPILES_PER_WINDOW)
-  for (let seen = -1; seen !== shapes.compiled(); ) {
-    seen = shapes.compiled();
-    for (const end = i + shapes.COMPILE_WINDOW; i < end; i++) sameSize(make(i), undefined, 'warm-up');
-  }
+  warmUntilCompiled(make, doc => sameSize(doc, undefined, 'warm-up'), WARM);
   assert.ok(shapes.compiled() > before, 'the warm-up compiled a sizer');
 }
 
@@ -442,22 +437,19 @@ test('many key lists with the same first key (_id) are each compiled', () => {
   assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
 });
 
-/** An `$and` of 50 conditions on 50 fields: 50 key lists that come once a call. */
-const and = i => ({ $and: Array.from({ length: 50 }, (_, k) => ({ ['f' + k]: { $gte: i, $lt: k } })) });
-
 test('a key list that comes again in the same call is compiled when due, whatever the budget', () => {
-  for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'the window\'s budget spent');
+  for (let i = 0; i < WARM; i++) sameSize(andOf50(i), undefined, 'the window\'s budget spent');
   const before = shapes.compiled();
   sameSize({ rows: Array.from({ length: 10 }, (_, i) => ({ r: i, s: 'x' })) }, undefined, 'rows');
   assert.ok(shapes.compiled() > before, "the rows' key list was compiled in its first call");
 });
 
 test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window: the 50 of an $and', () => {
-  for (let i = 0; i < WARM; i++) sameSize(and(i), undefined, 'first window');
+  for (let i = 0; i < WARM; i++) sameSize(andOf50(i), undefined, 'first window');
   const first = shapes.compiled();
   // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
   assert.ok(first > 0 && first <= shapes.COMPILES_PER_WINDOW + 1 && first < 50, `${first} compiled in the first window`);
-  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameSize(and(i), undefined, 'later windows');
+  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameSize(andOf50(i), undefined, 'later windows');
   assert.ok(shapes.compiled() >= 50, `${shapes.compiled()} compiled after 16 windows`);
 });
 
