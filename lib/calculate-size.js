@@ -8,8 +8,9 @@
 // Two drivers walk the same frames in the same order (js-bson's: a frame's
 // values in key order, then its child objects last-pushed first):
 //   - `walk`, js-bson's explicit stack, used without code generation, with
-//     serializeFunctions, below MAX_FRAME_DEPTH nested frames, and under an
-//     object whose key list is too long to compile (MAX_KEYS);
+//     serializeFunctions, below MAX_FRAME_DEPTH nested frames, under an
+//     object whose key list is too long to compile (MAX_KEYS), and for a root
+//     document until its key list is compiled (shaped/table.js WALK_FIRST_USES);
 //   - `frame`, a recursion that hands each plain object to the sizer compiled
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
@@ -335,8 +336,17 @@ module.exports = function createSizer(bson, layout) {
     let total = 5;
     let node = null;
     if (kind === OBJECT) {
-      node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, flags >>> 2);
-      if (st.depth === 1 && node !== null && node.frame !== null) shapes.setRoot(node);
+      if (parent === null || flags >>> 2 === 0) {
+        // no compiled frame above (a root): walked until its key list is compiled (table.js WALK_FIRST_USES)
+        node = shapes.lookUpWalked(keys);
+        if (node === null || node.body === null) {
+          total = walkEntered(st, obj, target, keys, flags);
+          if (node !== null) shapes.walked(node, total);
+          st.depth--;
+          return total;
+        }
+        if (st.depth === 1) shapes.setRoot(node);
+      } else node = shapes.lookUp(keys, parent, flags >>> 2);
     } else if (kind === ARRAY) node = shapes.arrayAt(parent, flags >>> 2);
     if (node !== null && node.body !== null) total += node.body(st, target, ignoreUndefined, stack, keys);
     else if (kind === OBJECT) total += objectFields(st, target, keys, ignoreUndefined, false, stack);

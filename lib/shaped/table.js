@@ -9,6 +9,13 @@
 // cold: the caller then takes its generic path.
 
 const COMPILE_AFTER = 4;
+// A key list that the caller walks until it is compiled (lookUpWalked: the
+// sizer's root documents) is compiled at its WALK_FIRST_USES-th use, or once
+// its objects have amounted to WALK_FIRST_BYTES: each list's compiled code
+// is optimised by V8 on its own, a process of many shapes pays for each, and
+// until then it runs slower than the walk, whose code all shapes share.
+const WALK_FIRST_USES = 1024;
+const WALK_FIRST_BYTES = 4 * 1024 * 1024;
 // After a document of BIG_DOCUMENT bytes or more, a key list of at most
 // FEW_KEYS keys is compiled at its COMPILE_AFTER_BIG-th use instead: such a
 // document's time goes to its values (a 1 MiB string or binary, an array of
@@ -105,12 +112,14 @@ function createTable(compile, isCompiled) {
   // position's embedded object or array had last. misses: per position, the
   // key lists new to the table that came there; fresh (a Uint8Array the
   // compiler may give a node): 1 at a position once they reached
-  // MAX_SLOT_MISSES. The compiler adds its own fields (declared here, so that
+  // MAX_SLOT_MISSES. retryAt: the use at which a compile held back (budget,
+  // no room) is tried again. walked: bytes walked (lookUpWalked). The
+  // compiler adds its own fields (declared here, so that
   // every node has one hidden class).
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, recent: 0, lastCall: -1, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, sized: null, root: null, enter: null, element: null };
+    return { keys, uses: 0, retryAt: 0, walked: 0, recent: 0, lastCall: -1, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, sized: null, root: null, enter: null, element: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
@@ -182,28 +191,34 @@ function createTable(compile, isCompiled) {
     return node;
   }
 
-  function use(node) {
+  /**
+   * Counts a use of `node`; compiles it once due: at its COMPILE_AFTER-th use,
+   * or for a key list walked first (lookUpWalked) at the WALK_FIRST_USES-th or
+   * once WALK_FIRST_BYTES walked; after a big document a list of few keys not
+   * before COMPILE_AFTER_BIG (see BIG_DOCUMENT).
+   */
+  function use(node, walkFirst) {
     node.recent++;
     const again = node.lastCall === callNo; // (used before in this call)
     node.lastCall = callNo;
-    const due = afterBig && node.keys !== null && node.keys.length <= FEW_KEYS ? COMPILE_AFTER_BIG : COMPILE_AFTER;
-    if (!isCompiled(node) && ++node.uses >= due && (node.uses === due || node.uses % 64 === 0)) {
-      if (!again) {
-        if (callNo - windowStart >= COMPILE_WINDOW) {
-          windowStart = callNo;
-          windowCompiles = 0;
-        }
-        if (windowCompiles >= COMPILES_PER_WINDOW) {
-          node.uses = due - 1; // (due again at its next use)
-          return node;
-        }
+    if (isCompiled(node) || ++node.uses < node.retryAt) return node;
+    const due = walkFirst && node.walked < WALK_FIRST_BYTES ? WALK_FIRST_USES : COMPILE_AFTER;
+    if (node.uses < (afterBig && node.keys !== null && node.keys.length <= FEW_KEYS ? Math.max(due, COMPILE_AFTER_BIG) : due)) return node;
+    if (!again) {
+      if (callNo - windowStart >= COMPILE_WINDOW) {
+        windowStart = callNo;
+        windowCompiles = 0;
       }
-      if (compiledCount >= MAX_COMPILED) sweep();
-      if (compiledCount < MAX_COMPILED && compile(node)) {
-        compiledCount++;
-        if (!again) windowCompiles++;
+      if (windowCompiles >= COMPILES_PER_WINDOW) {
+        node.retryAt = node.uses + 1;
+        return node;
       }
     }
+    if (compiledCount >= MAX_COMPILED) sweep();
+    if (compiledCount < MAX_COMPILED && compile(node)) {
+      compiledCount++;
+      if (!again) windowCompiles++;
+    } else node.retryAt = node.uses + 64; // (no room, or no code generation)
     return node;
   }
 
@@ -235,17 +250,36 @@ function createTable(compile, isCompiled) {
    * which V8 does not inline, it was a call of ~15% of sizing { n: 1, ok: 1 }.)
    */
   function lookUpRoot(keys) {
-    const last = lastUnslotted;
-    if (last === null || !sameKeys(last.keys, keys)) return findRoot(keys);
-    if (++probes === WINDOW) endWindow();
-    return use(last);
+    return lookUpUnslotted(keys, false);
   }
 
-  function findRoot(keys) {
+  /**
+   * lookUpRoot for a caller that walks the object (its generic walk, not the
+   * frame driver) until its key list is compiled, and then tells walked()
+   * the bytes: the list is due at WALK_FIRST_USES uses, or at COMPILE_AFTER
+   * once its objects have amounted to WALK_FIRST_BYTES.
+   */
+  function lookUpWalked(keys) {
+    return lookUpUnslotted(keys, true);
+  }
+
+  function lookUpUnslotted(keys, walkFirst) {
+    const last = lastUnslotted;
+    if (last === null || !sameKeys(last.keys, keys)) return findUnslotted(keys, walkFirst);
+    if (++probes === WINDOW) endWindow();
+    return use(last, walkFirst);
+  }
+
+  function findUnslotted(keys, walkFirst) {
     const node = find(keys);
     if (node === null) return null;
     lastUnslotted = node;
-    return use(node);
+    return use(node, walkFirst);
+  }
+
+  /** The size of an object of `node`'s key list that the caller walked (lookUpWalked). */
+  function walked(node, bytes) {
+    node.walked += bytes;
   }
 
   // The root prediction. A caller that found a compiled node for a root
@@ -275,9 +309,9 @@ function createTable(compile, isCompiled) {
   function lookUp(keys, parent, pos) {
     if (parent === null || pos === 0) return lookUpRoot(keys);
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint);
+    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint, false);
     const alt = parent.alts[pos - 1];
-    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt);
+    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt, false);
     const misses = parent.misses[pos - 1] ?? 0;
     if (misses >= MAX_SLOT_MISSES) return null;
     const node = find(keys);
@@ -292,17 +326,17 @@ function createTable(compile, isCompiled) {
       }
     }
     setSlot(parent, pos, node);
-    return use(node);
+    return use(node, false);
   }
 
   /** The node for an array at the parent's position `pos` (null when there is no parent node). */
   function arrayAt(parent, pos) {
     if (parent === null || pos === 0) return null;
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint);
+    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint, false);
     const node = newNode(null);
     setSlot(parent, pos, node);
-    return use(node);
+    return use(node, false);
   }
 
   tables.push({
@@ -321,7 +355,7 @@ function createTable(compile, isCompiled) {
       afterBig = false;
     }
   });
-  return { lookUp, lookUpRoot, arrayAt, framesNow, setRoot, predictedRoot, rootHit, documentDone };
+  return { lookUp, lookUpRoot, lookUpWalked, walked, arrayAt, framesNow, setRoot, predictedRoot, rootHit, documentDone };
 }
 
 // For the tests: counters over all tables, and a reset to empty tables.
@@ -342,4 +376,4 @@ const testing = {
   COMPILE_WINDOW
 };
 
-module.exports = { createTable, sameKeys, freshAt, testing, COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS };
+module.exports = { createTable, sameKeys, freshAt, testing, COMPILE_AFTER, WALK_FIRST_USES, WALK_FIRST_BYTES, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS };
