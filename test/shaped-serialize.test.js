@@ -14,7 +14,7 @@ const { outcome, canon } = require('./support/compare');
 const { traced } = require('./support/traps');
 const { warmUntilCompiled, andOf50 } = require('./support/shapes');
 const { testing: shapes, MAX_KEYS } = require('../lib/shaped/serialize');
-const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS } = require('../lib/shaped/table');
+const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS, WALK_FIRST_USES, FEW_ROOTS } = require('../lib/shaped/table');
 
 const WARM = 8; // > COMPILE_AFTER
 
@@ -199,6 +199,15 @@ test('recurring key lists with getters that log, delete and add keys, toBSON met
   for (let i = 0; i < 24; i++) {
     const body = randomTemplate(rng, 3, 12, pickKey, r => ({ proxy: r.chance(0.1) }));
     templates.push({ keys: [`t${i}`, 'body'], kids: [{ leaf: 0 }, body], proxy: rng.chance(0.2) });
+  }
+  // the frequent templates' roots compiled first: among 24 root key lists, a root is walked
+  // for its first WALK_FIRST_USES uses (table.js FEW_ROOTS), by serialize and calculateObjectSize
+  for (let k = 0; k < WALK_FIRST_USES + COMPILE_AFTER; k++) {
+    for (const t of templates.slice(0, 5)) {
+      const doc = hostileDocument(new Rng(k), t, []);
+      outcome(() => rs.serialize(doc));
+      outcome(() => rs.calculateObjectSize(doc));
+    }
   }
   for (let i = 0; i < 4000; i++) {
     const t = templates[rng.chance(0.7) ? rng.int(0, 5) : rng.int(0, templates.length - 1)];
@@ -773,4 +782,17 @@ test('after a document of BIG_DOCUMENT bytes a list of FEW_KEYS keys or fewer is
   same(big(1), 'big document again');
   for (let i = 0; i < COMPILE_AFTER; i++) same(wide(i), `big document of ${FEW_KEYS + 1} keys, use ${i + 1}`);
   assert.strictEqual(shapes.compiled(), before + 3, `the longer list compiled at use ${COMPILE_AFTER}`);
+});
+
+test('a root key list is compiled at its COMPILE_AFTER-th use while at most FEW_ROOTS root key lists are in use, else walked until its WALK_FIRST_USES-th', () => {
+  const same = (doc, context) => assert.deepStrictEqual(rs.serialize(doc), js.serialize(doc), context);
+  const lists = (name, n) => Array.from({ length: n }, (_, k) => i => ({ [name + k]: i, s: 'x' }));
+  for (let i = 0; i < COMPILE_AFTER; i++) for (const make of lists('few', FEW_ROOTS)) same(make(i), `few, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), FEW_ROOTS, `${FEW_ROOTS} lists compiled at their use ${COMPILE_AFTER}`);
+  shapes.reset();
+  const many = lists('many', FEW_ROOTS + 1);
+  for (let i = 1; i < WALK_FIRST_USES; i++) for (const make of many) same(make(i), `many, use ${i}`);
+  assert.strictEqual(shapes.compiled(), 0, `walked for ${WALK_FIRST_USES - 1} uses`);
+  for (const make of many) same(make(0), `many, use ${WALK_FIRST_USES}`);
+  assert.strictEqual(shapes.compiled(), FEW_ROOTS + 1, `${FEW_ROOTS + 1} lists compiled at their use ${WALK_FIRST_USES}`);
 });

@@ -795,6 +795,13 @@ function createWalk(bson, layout) {
     tagByChain: layout.tagReadByChain
   });
 
+  /** The compiled node of the root's key list; walked first while many root key lists are in use (table.js FEW_ROOTS). */
+  function rootNode(keys) {
+    if (keys.length > MAX_SHAPE_KEYS) return null;
+    const node = shapes.lookUpWalked(keys, true);
+    return node !== null && node.body !== null ? node : null;
+  }
+
   /** The shape node of an object frame's key list, if compiled (through `parent`'s slot at `pos`, 1-based, 0 = none). */
   function compiledNode(keys, parent, pos) {
     if (parent !== null) {
@@ -947,7 +954,7 @@ function createWalk(bson, layout) {
   /** A document entered at depth `d`, once opened: through its key list's compiled frame (returned), else the walk (null). */
   function enterOpened(walker, t, value, d, parent, pos, ck, iu, sf) {
     const kind = walker.openKind;
-    const node = kind === KIND_OBJ && walker.shaped && d <= MAX_COMPILED_DEPTH ? compiledNode(walker.openKeys, parent, pos) : null;
+    const node = kind === KIND_OBJ && walker.shaped && d <= MAX_COMPILED_DEPTH ? (d === 0 ? rootNode(walker.openKeys) : compiledNode(walker.openKeys, parent, pos)) : null;
     if (node !== null) {
       node.body(walker, t, walker.openTarget, d, ck, iu, sf);
       writeEnd(t);

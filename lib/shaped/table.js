@@ -14,8 +14,19 @@ const COMPILE_AFTER = 4;
 // its objects have amounted to WALK_FIRST_BYTES: each list's compiled code
 // is optimised by V8 on its own, a process of many shapes pays for each, and
 // until then it runs slower than the walk, whose code all shapes share.
+// The serializer's roots are walked first only while more than FEW_ROOTS
+// root key lists are in use (in this window of COMPILE_WINDOW calls or the
+// last): its walk is one big function that V8 optimises late (~48 ms of
+// compile, at its ~3,800th call on small_10_fields), so a process of one or
+// a few shapes is quicker with them compiled at once (nested_4's first 1,000
+// calls: 0.87x js-bson walked first, 1.31x so).
 const WALK_FIRST_USES = 1024;
 const WALK_FIRST_BYTES = 4 * 1024 * 1024;
+const FEW_ROOTS = 3;
+// use()'s `walkFirst`
+const COMPILE_SOON = 0;
+const WALK_FIRST = 1;
+const WALK_FIRST_IF_MANY = 2;
 // After a document of BIG_DOCUMENT bytes or more, a key list of at most
 // FEW_KEYS keys is compiled at its COMPILE_AFTER_BIG-th use instead: such a
 // document's time goes to its values (a 1 MiB string or binary, an array of
@@ -107,19 +118,24 @@ function createTable(compile, isCompiled) {
   let callNo = 0; // calls so far (framesNow)
   let windowStart = 0; // the call the current compile window (COMPILE_WINDOW) began at
   let windowCompiles = 0; // key lists that come once a call compiled in it
+  let rootsWindow = 0; // the number of the current window of COMPILE_WINDOW calls (FEW_ROOTS)
+  let rootsWindowStart = 0; // the call it began at
+  let rootsNow = 0; // root key lists used in it
+  let rootsBefore = 0; // ... in the window before
 
   // keys: the key list (null: an array node). slots: the node each
   // position's embedded object or array had last. misses: per position, the
   // key lists new to the table that came there; fresh (a Uint8Array the
   // compiler may give a node): 1 at a position once they reached
   // MAX_SLOT_MISSES. retryAt: the use at which a compile held back (budget,
-  // no room) is tried again. walked: bytes walked (lookUpWalked). The
+  // no room) is tried again. walked: bytes walked (lookUpWalked).
+  // rootsWindow: the last window it was counted in as a root (FEW_ROOTS). The
   // compiler adds its own fields (declared here, so that
   // every node has one hidden class).
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
-    return { keys, uses: 0, retryAt: 0, walked: 0, recent: 0, lastCall: -1, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, sized: null, root: null, enter: null, element: null };
+    return { keys, uses: 0, retryAt: 0, walked: 0, rootsWindow: -1, recent: 0, lastCall: -1, slots: [], alts: [], misses: [], fresh: null, body: null, frame: null, sized: null, root: null, enter: null, element: null };
   }
 
   // A full table keeps its compiled nodes and forgets the others (key lists
@@ -146,6 +162,12 @@ function createTable(compile, isCompiled) {
   /** Should this call use the table? Yes, but while cold no, except for a trial window every COLD_CALLS calls. */
   function framesNow() {
     callNo++;
+    if (callNo - rootsWindowStart >= COMPILE_WINDOW) {
+      rootsWindowStart = callNo;
+      rootsWindow++;
+      rootsBefore = rootsNow;
+      rootsNow = 0;
+    }
     if (cold && ++calls === COLD_CALLS) {
       calls = 0;
       cold = false;
@@ -193,16 +215,19 @@ function createTable(compile, isCompiled) {
 
   /**
    * Counts a use of `node`; compiles it once due: at its COMPILE_AFTER-th use,
-   * or for a key list walked first (lookUpWalked) at the WALK_FIRST_USES-th or
+   * or for a key list walked first (lookUpWalked; `walkFirst` is one of
+   * COMPILE_SOON, WALK_FIRST, WALK_FIRST_IF_MANY) at the WALK_FIRST_USES-th or
    * once WALK_FIRST_BYTES walked; after a big document a list of few keys not
    * before COMPILE_AFTER_BIG (see BIG_DOCUMENT).
    */
   function use(node, walkFirst) {
+    if (walkFirst !== COMPILE_SOON) countRoot(node);
     node.recent++;
     const again = node.lastCall === callNo; // (used before in this call)
     node.lastCall = callNo;
     if (isCompiled(node) || ++node.uses < node.retryAt) return node;
-    const due = walkFirst && node.walked < WALK_FIRST_BYTES ? WALK_FIRST_USES : COMPILE_AFTER;
+    const walked = walkFirst === WALK_FIRST || (walkFirst === WALK_FIRST_IF_MANY && Math.max(rootsNow, rootsBefore) > FEW_ROOTS);
+    const due = walked && node.walked < WALK_FIRST_BYTES ? WALK_FIRST_USES : COMPILE_AFTER;
     if (node.uses < (afterBig && node.keys !== null && node.keys.length <= FEW_KEYS ? Math.max(due, COMPILE_AFTER_BIG) : due)) return node;
     if (!again) {
       if (callNo - windowStart >= COMPILE_WINDOW) {
@@ -250,17 +275,26 @@ function createTable(compile, isCompiled) {
    * which V8 does not inline, it was a call of ~15% of sizing { n: 1, ok: 1 }.)
    */
   function lookUpRoot(keys) {
-    return lookUpUnslotted(keys, false);
+    return lookUpUnslotted(keys, COMPILE_SOON);
   }
 
   /**
    * lookUpRoot for a caller that walks the object (its generic walk, not the
-   * frame driver) until its key list is compiled, and then tells walked()
-   * the bytes: the list is due at WALK_FIRST_USES uses, or at COMPILE_AFTER
-   * once its objects have amounted to WALK_FIRST_BYTES.
+   * frame driver) until its key list is compiled, and may tell walked() the
+   * bytes: the list is due at WALK_FIRST_USES uses, or at COMPILE_AFTER once
+   * its objects have amounted to WALK_FIRST_BYTES; with `ifMany`, so only
+   * while more than FEW_ROOTS root key lists are in use (else at
+   * COMPILE_AFTER).
    */
-  function lookUpWalked(keys) {
-    return lookUpUnslotted(keys, true);
+  function lookUpWalked(keys, ifMany) {
+    return lookUpUnslotted(keys, ifMany ? WALK_FIRST_IF_MANY : WALK_FIRST);
+  }
+
+  /** Counts `node` among the root key lists used in this window (FEW_ROOTS). */
+  function countRoot(node) {
+    if (node.rootsWindow === rootsWindow) return;
+    node.rootsWindow = rootsWindow;
+    rootsNow++;
   }
 
   function lookUpUnslotted(keys, walkFirst) {
@@ -301,6 +335,7 @@ function createTable(compile, isCompiled) {
   }
   function rootHit(node) {
     node.recent++;
+    countRoot(node);
     rootHits++;
     if (++probes === WINDOW) endWindow();
   }
@@ -309,9 +344,9 @@ function createTable(compile, isCompiled) {
   function lookUp(keys, parent, pos) {
     if (parent === null || pos === 0) return lookUpRoot(keys);
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint, false);
+    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint, COMPILE_SOON);
     const alt = parent.alts[pos - 1];
-    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt, false);
+    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt, COMPILE_SOON);
     const misses = parent.misses[pos - 1] ?? 0;
     if (misses >= MAX_SLOT_MISSES) return null;
     const node = find(keys);
@@ -326,17 +361,17 @@ function createTable(compile, isCompiled) {
       }
     }
     setSlot(parent, pos, node);
-    return use(node, false);
+    return use(node, COMPILE_SOON);
   }
 
   /** The node for an array at the parent's position `pos` (null when there is no parent node). */
   function arrayAt(parent, pos) {
     if (parent === null || pos === 0) return null;
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint, false);
+    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint, COMPILE_SOON);
     const node = newNode(null);
     setSlot(parent, pos, node);
-    return use(node, false);
+    return use(node, COMPILE_SOON);
   }
 
   tables.push({
@@ -350,6 +385,7 @@ function createTable(compile, isCompiled) {
       lastUnslotted = null;
       root = null;
       nodeCount = compiledCount = calls = rootHits = freshPositions = callNo = windowStart = windowCompiles = 0;
+      rootsWindow = rootsWindowStart = rootsNow = rootsBefore = 0;
       startWindows();
       cold = false;
       afterBig = false;
@@ -376,4 +412,4 @@ const testing = {
   COMPILE_WINDOW
 };
 
-module.exports = { createTable, sameKeys, freshAt, testing, COMPILE_AFTER, WALK_FIRST_USES, WALK_FIRST_BYTES, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS };
+module.exports = { createTable, sameKeys, freshAt, testing, COMPILE_AFTER, WALK_FIRST_USES, WALK_FIRST_BYTES, FEW_ROOTS, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS };
