@@ -9,8 +9,9 @@
 // values in key order, then its child objects last-pushed first):
 //   - `walk`, js-bson's explicit stack, used without code generation, with
 //     serializeFunctions, below MAX_FRAME_DEPTH nested frames, under an
-//     object whose key list is too long to compile (MAX_KEYS), and for a root
-//     document until its key list is compiled (shaped/table.js WALK_FIRST_USES);
+//     object whose key list is too long to compile (MAX_KEYS), and for an
+//     object that no compiled frame reached (a root) until its key list is
+//     compiled (shaped/table.js WALK_FIRST_USES);
 //   - `frame`, a recursion that hands each plain object to the sizer compiled
 //     for its key list (lib/shaped/size.js) once that list has recurred.
 const { Buffer } = require('node:buffer');
@@ -337,8 +338,8 @@ module.exports = function createSizer(bson, layout) {
     let node = null;
     if (kind === OBJECT) {
       if (parent === null || flags >>> 2 === 0) {
-        // no compiled frame above (a root): walked until its key list is compiled (table.js WALK_FIRST_USES)
-        node = shapes.lookUpWalked(keys);
+        // no compiled frame above (a root, a Code scope, ...): walked until its key list is compiled (table.js WALK_FIRST_USES)
+        node = st.depth === 1 ? shapes.lookUpWalked(keys) : shapes.lookUpRoot(keys);
         if (node === null || node.body === null) {
           total = walkEntered(st, obj, target, keys, flags);
           if (node !== null) shapes.walked(node, total);

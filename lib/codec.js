@@ -28,9 +28,8 @@ let warmedUp = false; // (once per process: every copy's codec runs the same fun
  */
 function warmUp(bson, codec) {
   warmedUp = true;
-  // The JS paths of the smallest documents; its key list recurs until the
-  // serializer compiles it, which compiles that compiler (the sizer walks a
-  // root's key list for WALK_FIRST_USES uses first: shaped/table.js).
+  // The JS paths of the smallest documents; its key list recurs until it is
+  // compiled, which compiles the compilers.
   const tiny = { bsonRsWarmUp: 1 };
   // The native paths: more elements and bytes than the small paths take.
   const doc = {

@@ -15,11 +15,10 @@ const { outcome } = require('./support/compare');
 const { assertFastSizeTraps, traced } = require('./support/traps');
 const { warmUntilCompiled, andOf50 } = require('./support/shapes');
 const { testing: shapes, counts: sizeCounts } = require('../lib/shaped/size');
-const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS, WALK_FIRST_USES, WALK_FIRST_BYTES } = require('../lib/shaped/table');
+const { COMPILE_AFTER, COMPILE_AFTER_BIG, BIG_DOCUMENT, FEW_KEYS, WALK_FIRST_USES, WALK_FIRST_BYTES, FEW_ROOTS } = require('../lib/shaped/table');
 
 const ROOT = path.join(__dirname, '..');
-// > WALK_FIRST_USES, when a root's key list is due (a nested one's at COMPILE_AFTER)
-const WARM = WALK_FIRST_USES + 8;
+const WARM = 8; // > COMPILE_AFTER
 
 // Each test starts from empty tables (an earlier test's ever-new key lists
 // would leave them cold), and checks that its warm-up compiled something.
@@ -375,9 +374,10 @@ test('the shape table stays bounded under ever-new key lists, and still learns a
     for (let r = 0; r < 5; r++) assert.strictEqual(rs.calculateObjectSize(doc), js.calculateObjectSize(doc));
   }
   assert.ok(shapes.nodes() <= shapes.MAX_NODES * shapes.tables(), `${shapes.nodes()} nodes`);
-  assert.strictEqual(shapes.compiled(), 0, 'roots of 5 uses each are walked, not compiled');
-  // more key lists than a table compiles, each used until compiled (a root at its WALK_FIRST_USES-th use)
-  // (the first COLD_CALLS of them while the table is cold from the lists above)
+  // (the first FEW_ROOTS lists and their { x }, before more root key lists were in use; then walked)
+  assert.strictEqual(shapes.compiled(), FEW_ROOTS + 1, 'roots of 5 uses each among many are walked, not compiled');
+  // more key lists than a table compiles, each used until compiled
+  // (the first COLD_CALLS of these calls while the table is cold from the lists above)
   let peak = 0;
   for (let i = 0; i < shapes.MAX_COMPILED + 128; i++) {
     const doc = { ['k' + i]: i, ['m' + i]: { x: i } };
@@ -398,7 +398,6 @@ test("ever-new key lists, at a position or at the root (a cold table): toBSON an
   // (their objects have hidden classes V8 has not seen: shaped/serialize.js FRESH_READS)
   let n = 0;
   const fresh = (i = n++) => ({ ['k' + i]: i, ['t' + i]: 'x' });
-  warmUp(i => ({ _id: i, m: { same: i } }));
   for (let i = 0; i < 40; i++) sameSize({ _id: i, m: fresh() }, undefined, `document ${i}`);
   assert.strictEqual(shapes.freshPositions(), 1, 'the position of m is marked');
   const withGetters = (calls, i, root) => {
@@ -435,7 +434,7 @@ test("ever-new key lists, at a position or at the root (a cold table): toBSON an
 });
 
 test('many key lists with the same first key (_id) are each compiled', () => {
-  // (a pass is 24 * WARM calls: 3 compile windows, room for 3 * COMPILES_PER_WINDOW lists)
+  // (each list 2 * COMPILE_WINDOW calls in a row: one root key list in use, FEW_ROOTS)
   for (let pass = 0; pass < 3; pass++) {
     for (let shape = 0; shape < 24; shape++) {
       const doc = i => {
@@ -443,7 +442,7 @@ test('many key lists with the same first key (_id) are each compiled', () => {
         for (let k = 0; k <= shape; k++) d['f' + k] = k;
         return d;
       };
-      for (let i = 0; i < WARM; i++) sameSize(doc(i), undefined, `shape ${shape}`);
+      for (let i = 0; i < 2 * shapes.COMPILE_WINDOW; i++) sameSize(doc(i), undefined, `shape ${shape}`);
     }
   }
   assert.ok(shapes.compiled() >= 24, `${shapes.compiled()} compiled`);
@@ -462,7 +461,7 @@ test('key lists that come once a call are compiled COMPILES_PER_WINDOW a window:
   const first = shapes.compiled();
   // (and { $gte, $lt }, which comes 50 times a call: compiled when due)
   assert.ok(first > 0 && first <= shapes.COMPILES_PER_WINDOW + 1 && first < 50, `${first} compiled in the first window`);
-  for (let i = WARM; i < WARM + 16 * shapes.COMPILE_WINDOW; i++) sameSize(andOf50(i), undefined, 'later windows');
+  for (let i = WARM; i < 16 * shapes.COMPILE_WINDOW; i++) sameSize(andOf50(i), undefined, 'later windows');
   assert.ok(shapes.compiled() >= 50, `${shapes.compiled()} compiled after 16 windows`);
 });
 
@@ -489,47 +488,55 @@ test('without code generation, calculateObjectSize and serialize still answer li
   assert.strictEqual(out.tables, 0, 'no shape table without code generation');
 });
 
-test('a root key list is walked until its WALK_FIRST_USES-th use, then compiled; its nested lists at their COMPILE_AFTER-th use from then', () => {
-  const doc = i => ({ a: i, n: { b: i, c: 'x' } });
-  for (let i = 1; i < WALK_FIRST_USES; i++) sameSize(doc(i), undefined, `use ${i}`);
+test('a root key list is compiled at its COMPILE_AFTER-th use while at most FEW_ROOTS root key lists are in use, else walked until its WALK_FIRST_USES-th; its nested lists at their COMPILE_AFTER-th use from then', () => {
+  const lists = (name, n) => Array.from({ length: n }, (_, k) => i => ({ [name + k]: i, n: { ['b' + k]: i, c: 'x' } }));
+  for (let i = 0; i < COMPILE_AFTER; i++) for (const make of lists('few', FEW_ROOTS)) sameSize(make(i), undefined, `few, use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), FEW_ROOTS, `${FEW_ROOTS} lists compiled at their use ${COMPILE_AFTER}`);
+  shapes.reset();
+  const many = lists('many', FEW_ROOTS + 1);
+  for (let i = 1; i < WALK_FIRST_USES; i++) for (const make of many) sameSize(make(i), undefined, `many, use ${i}`);
   assert.strictEqual(shapes.compiled(), 0, `walked for ${WALK_FIRST_USES - 1} uses`);
-  sameSize(doc(0), undefined, 'the root compiled');
-  assert.strictEqual(shapes.compiled(), 1, `the root compiled at use ${WALK_FIRST_USES}`);
-  for (let i = 1; i < COMPILE_AFTER; i++) sameSize(doc(i), undefined, `nested, use ${i + 1}`);
-  assert.strictEqual(shapes.compiled(), 2, `the nested list compiled at its use ${COMPILE_AFTER}`);
+  for (const make of many) sameSize(make(0), undefined, `many, use ${WALK_FIRST_USES}`);
+  assert.strictEqual(shapes.compiled(), FEW_ROOTS + 1, `${FEW_ROOTS + 1} lists compiled at their use ${WALK_FIRST_USES}`);
+  for (let i = 1; i < COMPILE_AFTER; i++) for (const make of many) sameSize(make(i), undefined, `many, nested use ${i + 1}`);
+  assert.strictEqual(shapes.compiled(), 2 * (FEW_ROOTS + 1), `the nested lists compiled at their use ${COMPILE_AFTER} below them`);
 });
 
-test('a root key list whose documents amount to WALK_FIRST_BYTES is compiled at its COMPILE_AFTER-th use', () => {
+test('among many root key lists, one whose documents amount to WALK_FIRST_BYTES is compiled at its COMPILE_AFTER-th use', () => {
   // (FEW_KEYS + 1 keys: a shorter list after a big document waits for COMPILE_AFTER_BIG)
   const part = Math.ceil(WALK_FIRST_BYTES / (COMPILE_AFTER - 1));
-  const doc = i => {
+  const big = i => {
     const o = { s: 'x'.repeat(part) };
     for (let k = 0; k < FEW_KEYS; k++) o['k' + k] = i + k;
     return o;
   };
-  for (let i = 1; i < COMPILE_AFTER; i++) sameSize(doc(i), undefined, `use ${i}`);
+  const others = Array.from({ length: FEW_ROOTS }, (_, k) => ({ ['other' + k]: k }));
+  const round = (i, context) => {
+    for (const o of others) sameSize(o, undefined, context);
+    sameSize(big(i), undefined, context);
+  };
+  for (let i = 1; i < COMPILE_AFTER; i++) round(i, `use ${i}`);
   assert.strictEqual(shapes.compiled(), 0, `walked for ${COMPILE_AFTER - 1} uses`);
-  sameSize(doc(0), undefined, `use ${COMPILE_AFTER}`);
+  round(0, `use ${COMPILE_AFTER}`);
   assert.strictEqual(shapes.compiled(), 1, `compiled at use ${COMPILE_AFTER}`);
 });
 
-test('after a document of BIG_DOCUMENT bytes a nested list of FEW_KEYS keys or fewer is compiled at its COMPILE_AFTER_BIG-th use, a longer one and any after a small document at its COMPILE_AFTER-th', () => {
+test('after a document of BIG_DOCUMENT bytes a list of FEW_KEYS keys or fewer is compiled at its COMPILE_AFTER_BIG-th use, a longer one and any after a small document at its COMPILE_AFTER-th', () => {
   // (a big document's time is its values': the compile would not be repaid)
-  warmUp(i => ({ d: { warm: i } }));
-  const big = i => ({ d: { i, blob: new Uint8Array(BIG_DOCUMENT) } });
+  const big = i => ({ i, blob: new Uint8Array(BIG_DOCUMENT) });
   const before = shapes.compiled();
   for (let i = 1; i < COMPILE_AFTER_BIG; i++) sameSize(big(i), undefined, `big document, use ${i}`);
   assert.strictEqual(shapes.compiled(), before, `not compiled in ${COMPILE_AFTER_BIG - 1} uses`);
   sameSize(big(0), undefined, 'big document, last use');
   assert.strictEqual(shapes.compiled(), before + 1, `compiled at use ${COMPILE_AFTER_BIG}`);
   // a small document sets the threshold back (from its second use here)
-  for (let i = 0; i < COMPILE_AFTER; i++) sameSize({ d: { small: i, s: 'x' } }, undefined, `small document, use ${i + 1}`);
+  for (let i = 0; i < COMPILE_AFTER; i++) sameSize({ small: i, s: 'x' }, undefined, `small document, use ${i + 1}`);
   assert.strictEqual(shapes.compiled(), before + 2, `the small one compiled at use ${COMPILE_AFTER}`);
   // a big document of more keys: compiled at use COMPILE_AFTER (the first use follows a big document)
   const wide = i => {
     const o = { blob: new Uint8Array(BIG_DOCUMENT) };
     for (let k = 0; k < FEW_KEYS; k++) o['k' + k] = i + k;
-    return { d: o };
+    return o;
   };
   sameSize(big(1), undefined, 'big document again');
   for (let i = 0; i < COMPILE_AFTER; i++) sameSize(wide(i), undefined, `big document of ${FEW_KEYS + 1} keys, use ${i + 1}`);

@@ -798,7 +798,7 @@ function createWalk(bson, layout) {
   /** The compiled node of the root's key list; walked first while many root key lists are in use (table.js FEW_ROOTS). */
   function rootNode(keys) {
     if (keys.length > MAX_SHAPE_KEYS) return null;
-    const node = shapes.lookUpWalked(keys, true);
+    const node = shapes.lookUpWalked(keys);
     return node !== null && node.body !== null ? node : null;
   }
 

@@ -1,8 +1,8 @@
 'use strict';
 // Shape-compiled calculateObjectSize (issue #11). A plain object's key list,
-// once it has recurred (a root's WALK_FIRST_USES times, one below a compiled
-// frame COMPILE_AFTER times: table.js), gets a sizer generated for it: the
-// keys and their UTF-8 lengths are constants, and each key has its own inline
+// once it has recurred COMPILE_AFTER times (a root's WALK_FIRST_USES times
+// while many root key lists are in use: table.js), gets a sizer generated for
+// it: the keys and their UTF-8 lengths are constants, and each key has its own inline
 // copy of the element checks, so each property read and type probe has an
 // inline cache of its own (the generic walk's sites see every shape and go
 // megamorphic). An array met at a compiled position gets a compiled loop.

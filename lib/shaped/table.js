@@ -9,24 +9,22 @@
 // cold: the caller then takes its generic path.
 
 const COMPILE_AFTER = 4;
-// A key list that the caller walks until it is compiled (lookUpWalked: the
-// sizer's root documents) is compiled at its WALK_FIRST_USES-th use, or once
-// its objects have amounted to WALK_FIRST_BYTES: each list's compiled code
-// is optimised by V8 on its own, a process of many shapes pays for each, and
-// until then it runs slower than the walk, whose code all shapes share.
-// The serializer's roots are walked first only while more than FEW_ROOTS
-// root key lists are in use (in this window of COMPILE_WINDOW calls or the
-// last): its walk is one big function that V8 optimises late (~48 ms of
-// compile, at its ~3,800th call on small_10_fields), so a process of one or
-// a few shapes is quicker with them compiled at once (nested_4's first 1,000
-// calls: 0.87x js-bson walked first, 1.31x so).
+// A root document's key list (lookUpWalked: the caller walks the document
+// until its list is compiled) is compiled at its WALK_FIRST_USES-th use, or
+// once its documents have amounted to WALK_FIRST_BYTES, while more than
+// FEW_ROOTS root key lists are in use (in this window of COMPILE_WINDOW calls
+// or the last); with fewer, at its COMPILE_AFTER-th. Each list's compiled
+// code is optimised by V8 on its own: a process of many shapes pays for each,
+// and until then it runs slower than the walk, whose code all shapes share.
+// A process of one or a few shapes is quicker with them compiled at once
+// (walked first there too, nested_4's first 1,000 serialize calls ran at
+// 0.87x js-bson's speed against 1.31x; bench:cold's calculateObjectSize
+// geometric mean 1.80x -> 1.67x): the serializer's walk is one big function
+// that V8 optimises late (~48 ms of compile, at the ~3,800th call of
+// small_10_fields), and a compiled root is tried first for the next root.
 const WALK_FIRST_USES = 1024;
 const WALK_FIRST_BYTES = 4 * 1024 * 1024;
 const FEW_ROOTS = 3;
-// use()'s `walkFirst`
-const COMPILE_SOON = 0;
-const WALK_FIRST = 1;
-const WALK_FIRST_IF_MANY = 2;
 // After a document of BIG_DOCUMENT bytes or more, a key list of at most
 // FEW_KEYS keys is compiled at its COMPILE_AFTER_BIG-th use instead: such a
 // document's time goes to its values (a 1 MiB string or binary, an array of
@@ -128,10 +126,10 @@ function createTable(compile, isCompiled) {
   // key lists new to the table that came there; fresh (a Uint8Array the
   // compiler may give a node): 1 at a position once they reached
   // MAX_SLOT_MISSES. retryAt: the use at which a compile held back (budget,
-  // no room) is tried again. walked: bytes walked (lookUpWalked).
-  // rootsWindow: the last window it was counted in as a root (FEW_ROOTS). The
-  // compiler adds its own fields (declared here, so that
-  // every node has one hidden class).
+  // no room) is tried again. walked: bytes walked (lookUpWalked). rootsWindow:
+  // the last window it was counted in as a root (FEW_ROOTS). The compiler
+  // adds its own fields (declared here, so that every node has one hidden
+  // class).
   function newNode(keys) {
     if (nodeCount >= MAX_NODES) evictUncompiled();
     nodeCount++;
@@ -215,19 +213,18 @@ function createTable(compile, isCompiled) {
 
   /**
    * Counts a use of `node`; compiles it once due: at its COMPILE_AFTER-th use,
-   * or for a key list walked first (lookUpWalked; `walkFirst` is one of
-   * COMPILE_SOON, WALK_FIRST, WALK_FIRST_IF_MANY) at the WALK_FIRST_USES-th or
-   * once WALK_FIRST_BYTES walked; after a big document a list of few keys not
-   * before COMPILE_AFTER_BIG (see BIG_DOCUMENT).
+   * or for a root's key list (`root`: lookUpWalked) while many are in use at
+   * the WALK_FIRST_USES-th or once WALK_FIRST_BYTES walked; after a big
+   * document a list of few keys not before COMPILE_AFTER_BIG (see BIG_DOCUMENT).
    */
-  function use(node, walkFirst) {
-    if (walkFirst !== COMPILE_SOON) countRoot(node);
+  function use(node, root) {
+    if (root) countRoot(node);
     node.recent++;
     const again = node.lastCall === callNo; // (used before in this call)
     node.lastCall = callNo;
     if (isCompiled(node) || ++node.uses < node.retryAt) return node;
-    const walked = walkFirst === WALK_FIRST || (walkFirst === WALK_FIRST_IF_MANY && Math.max(rootsNow, rootsBefore) > FEW_ROOTS);
-    const due = walked && node.walked < WALK_FIRST_BYTES ? WALK_FIRST_USES : COMPILE_AFTER;
+    const walkFirst = root && node.walked < WALK_FIRST_BYTES && Math.max(rootsNow, rootsBefore) > FEW_ROOTS;
+    const due = walkFirst ? WALK_FIRST_USES : COMPILE_AFTER;
     if (node.uses < (afterBig && node.keys !== null && node.keys.length <= FEW_KEYS ? Math.max(due, COMPILE_AFTER_BIG) : due)) return node;
     if (!again) {
       if (callNo - windowStart >= COMPILE_WINDOW) {
@@ -275,19 +272,18 @@ function createTable(compile, isCompiled) {
    * which V8 does not inline, it was a call of ~15% of sizing { n: 1, ok: 1 }.)
    */
   function lookUpRoot(keys) {
-    return lookUpUnslotted(keys, COMPILE_SOON);
+    return lookUpUnslotted(keys, false);
   }
 
   /**
-   * lookUpRoot for a caller that walks the object (its generic walk, not the
-   * frame driver) until its key list is compiled, and may tell walked() the
-   * bytes: the list is due at WALK_FIRST_USES uses, or at COMPILE_AFTER once
-   * its objects have amounted to WALK_FIRST_BYTES; with `ifMany`, so only
-   * while more than FEW_ROOTS root key lists are in use (else at
-   * COMPILE_AFTER).
+   * lookUpRoot for a root document, which the caller walks (its generic walk,
+   * not the frame driver) until its key list is compiled, and whose size it
+   * may tell walked(): while more than FEW_ROOTS root key lists are in use,
+   * the list is due at WALK_FIRST_USES uses, or once its documents have
+   * amounted to WALK_FIRST_BYTES.
    */
-  function lookUpWalked(keys, ifMany) {
-    return lookUpUnslotted(keys, ifMany ? WALK_FIRST_IF_MANY : WALK_FIRST);
+  function lookUpWalked(keys) {
+    return lookUpUnslotted(keys, true);
   }
 
   /** Counts `node` among the root key lists used in this window (FEW_ROOTS). */
@@ -297,21 +293,21 @@ function createTable(compile, isCompiled) {
     rootsNow++;
   }
 
-  function lookUpUnslotted(keys, walkFirst) {
+  function lookUpUnslotted(keys, root) {
     const last = lastUnslotted;
-    if (last === null || !sameKeys(last.keys, keys)) return findUnslotted(keys, walkFirst);
+    if (last === null || !sameKeys(last.keys, keys)) return findUnslotted(keys, root);
     if (++probes === WINDOW) endWindow();
-    return use(last, walkFirst);
+    return use(last, root);
   }
 
-  function findUnslotted(keys, walkFirst) {
+  function findUnslotted(keys, root) {
     const node = find(keys);
     if (node === null) return null;
     lastUnslotted = node;
-    return use(node, walkFirst);
+    return use(node, root);
   }
 
-  /** The size of an object of `node`'s key list that the caller walked (lookUpWalked). */
+  /** The size of a root document of `node`'s key list that the caller walked (lookUpWalked). */
   function walked(node, bytes) {
     node.walked += bytes;
   }
@@ -344,9 +340,9 @@ function createTable(compile, isCompiled) {
   function lookUp(keys, parent, pos) {
     if (parent === null || pos === 0) return lookUpRoot(keys);
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint, COMPILE_SOON);
+    if (hint !== undefined && sameKeys(hint.keys, keys)) return isCompiled(hint) ? hint : use(hint, false);
     const alt = parent.alts[pos - 1];
-    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt, COMPILE_SOON);
+    if (alt !== undefined && sameKeys(alt.keys, keys)) return isCompiled(alt) ? alt : use(alt, false);
     const misses = parent.misses[pos - 1] ?? 0;
     if (misses >= MAX_SLOT_MISSES) return null;
     const node = find(keys);
@@ -361,17 +357,17 @@ function createTable(compile, isCompiled) {
       }
     }
     setSlot(parent, pos, node);
-    return use(node, COMPILE_SOON);
+    return use(node, false);
   }
 
   /** The node for an array at the parent's position `pos` (null when there is no parent node). */
   function arrayAt(parent, pos) {
     if (parent === null || pos === 0) return null;
     const hint = parent.slots[pos - 1];
-    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint, COMPILE_SOON);
+    if (hint !== undefined && hint.keys === null) return isCompiled(hint) ? hint : use(hint, false);
     const node = newNode(null);
     setSlot(parent, pos, node);
-    return use(node, COMPILE_SOON);
+    return use(node, false);
   }
 
   tables.push({
