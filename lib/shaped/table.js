@@ -11,7 +11,8 @@
 const COMPILE_AFTER = 4;
 // A root document's key list (lookUpWalked: the caller walks the document
 // until its list is compiled) is compiled at its WALK_FIRST_USES-th use, or
-// once its documents have amounted to WALK_FIRST_BYTES, while more than
+// once its documents have amounted to WALK_FIRST_BYTES (as the sizer tells
+// walked(); the serializer does not), while more than
 // FEW_ROOTS root key lists are in use (in this window of COMPILE_WINDOW calls
 // or the last); with fewer, at its COMPILE_AFTER-th. Each list's compiled
 // code is optimised by V8 on its own: a process of many shapes pays for each,
