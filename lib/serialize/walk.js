@@ -795,15 +795,12 @@ function createWalk(bson, layout) {
     tagByChain: layout.tagReadByChain
   });
 
-  /** The compiled node of the root's key list; walked first while many root key lists are in use (table.js FEW_ROOTS). */
-  function rootNode(keys) {
-    if (keys.length > MAX_SHAPE_KEYS) return null;
-    const node = shapes.lookUpWalked(keys);
-    return node !== null && node.body !== null ? node : null;
-  }
-
-  /** The shape node of an object frame's key list, if compiled (through `parent`'s slot at `pos`, 1-based, 0 = none). */
-  function compiledNode(keys, parent, pos) {
+  /**
+   * The shape node of an object frame's key list, if compiled (through
+   * `parent`'s slot at `pos`, 1-based, 0 = none); `root`: the root's, walked
+   * first while many root key lists are in use (table.js FEW_ROOTS).
+   */
+  function compiledNode(keys, parent, pos, root) {
     if (parent !== null) {
       // the two nodes the table keeps for this position (see table.js setSlot)
       const hint = parent.slots[pos - 1];
@@ -812,7 +809,7 @@ function createWalk(bson, layout) {
       if (alt !== undefined && alt.body !== null && sameKeys(alt.keys, keys)) return alt;
     }
     if (keys.length > MAX_SHAPE_KEYS) return null;
-    const node = parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, pos);
+    const node = root ? shapes.lookUpWalked(keys) : parent === null ? shapes.lookUpRoot(keys) : shapes.lookUp(keys, parent, pos);
     return node !== null && node.body !== null ? node : null;
   }
 
@@ -851,7 +848,7 @@ function createWalk(bson, layout) {
   function elementNode(arr, keys) {
     const hint = arr.elementNode;
     if (hint !== null && sameKeys(hint.keys, keys)) return hint;
-    const node = compiledNode(keys, null, 0);
+    const node = compiledNode(keys, null, 0, false);
     arr.elementNode = node;
     return node;
   }
@@ -954,7 +951,7 @@ function createWalk(bson, layout) {
   /** A document entered at depth `d`, once opened: through its key list's compiled frame (returned), else the walk (null). */
   function enterOpened(walker, t, value, d, parent, pos, ck, iu, sf) {
     const kind = walker.openKind;
-    const node = kind === KIND_OBJ && walker.shaped && d <= MAX_COMPILED_DEPTH ? (d === 0 ? rootNode(walker.openKeys) : compiledNode(walker.openKeys, parent, pos)) : null;
+    const node = kind === KIND_OBJ && walker.shaped && d <= MAX_COMPILED_DEPTH ? compiledNode(walker.openKeys, parent, pos, d === 0) : null;
     if (node !== null) {
       node.body(walker, t, walker.openTarget, d, ck, iu, sf);
       writeEnd(t);
